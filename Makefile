@@ -1,0 +1,64 @@
+# The course's commands. `make book` and `make test` are the two a reader needs;
+# both set up .venv first (quickly, when it is already up to date).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+UV_VERSION := $(shell sed -n 's/^uv==//p' requirements.lock)
+BUILD  := _build
+# The guard runs a command as a "subreaper": anything it leaves running is reported, killed, and
+# turns the run red, so neither target can leave a server or kernel behind.
+GUARD  := $(BIN)/python -m iolab guard --
+
+.PHONY: env book test unit notebooks lab clean lock reference
+
+env: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+	  || { echo "Python 3.11+ is needed (found: $$($(PYTHON) --version)). Set PYTHON=python3.11 or newer."; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+	$(BIN)/uv pip sync --quiet --python $(BIN)/python requirements.lock
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --editable .
+	@touch $@
+	@echo "environment ready: $(VENV) (activate with: source $(BIN)/activate)"
+
+# Executes every notebook (full scale unless IOLAB_SCALE says otherwise) and renders the HTML.
+book: env
+	@rm -rf $(BUILD)/.jupyter_cache $(BUILD)/jupyter_execute
+	$(GUARD) $(BIN)/jupyter-book build --warningiserror --keep-going --path-output . .
+	@echo "book rendered: file://$(CURDIR)/$(BUILD)/html/index.html"
+
+test: unit notebooks
+
+unit: env
+	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -n 2 tests
+
+# Notebooks that measure CPU scaling need the cores to themselves: they run one at a time, first.
+# The rest run two at a time; nbval in parallel needs --dist loadfile (plain -n 2 would split one
+# notebook's cells across workers).
+SOLO_NOTEBOOKS := notebooks/01-processes.ipynb
+SHARED_NOTEBOOKS := $(filter-out $(SOLO_NOTEBOOKS),$(wildcard notebooks/*.ipynb))
+NBVAL := IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -p no:cacheprovider --nbval-lax --nbval-current-env
+
+notebooks: env
+	$(NBVAL) $(SOLO_NOTEBOOKS)
+	$(if $(SHARED_NOTEBOOKS),$(NBVAL) -n 2 --dist loadfile $(SHARED_NOTEBOOKS))
+
+lab: env
+	$(BIN)/jupyter lab --notebook-dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+
+# Re-resolves the lock from pyproject.toml (needs the registry); environment.yml must follow it.
+lock: env
+	$(BIN)/uv pip compile --quiet pyproject.toml --extra course --python-version 3.11 -o requirements.lock
+	$(BIN)/python .ci/envfile.py requirements.lock > environment.yml
+
+# A full-scale run of every notebook, kept as the reference overlaid on readers' plots.
+reference: env
+	rm -f data/measured/*.csv data/measured/*.json
+	IOLAB_SCALE=full $(GUARD) $(BIN)/pytest -p no:cacheprovider --nbval-lax --nbval-current-env notebooks
+	cp data/measured/*.csv data/measured/*.json data/reference/
+
+clean:
+	rm -rf $(BUILD) data/measured/*.csv data/measured/*.json

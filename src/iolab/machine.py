@@ -1,0 +1,60 @@
+"""Which machine a measurement was made on: the fingerprint stored beside every result."""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+import platform
+import resource
+from pathlib import Path
+
+# The packages whose versions can change a measurement.
+PACKAGES = ("numpy", "pandas", "psutil", "trio", "uvloop", "h11", "httptools")
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def cores() -> int:
+    """The CPUs this process may run on (what a server can use, not what the box has)."""
+    return len(os.sched_getaffinity(0))
+
+
+@functools.cache
+def fingerprint() -> dict[str, object]:
+    """CPU, cores, memory, kernel, Python and package versions, as a JSON-ready dict."""
+    pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return {
+        "cpu": _cpu_model(),
+        "cores": cores(),
+        "memory_gib": round(pages / 2**30, 1),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "packages": {name: v for name in PACKAGES if (v := _version(name))},
+    }
+
+
+def describe() -> str:
+    """The fingerprint in one line, for captions and notebook headers."""
+    fp = fingerprint()
+    return f"{fp['cpu']} · {fp['cores']} cores · {fp['memory_gib']} GiB · Linux {fp['kernel']} · Python {fp['python']}"
+
+
+def open_files_limit() -> tuple[int, int]:
+    """``ulimit -n``: the (soft, hard) limit on open descriptors, sockets included."""
+    return resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -1,0 +1,34 @@
+"""The environment files agree: environment.yml (conda) names exactly the lock's packages."""
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _lock_pins() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line and not line.startswith((" ", "#")):
+            name, _, version = line.partition("==")
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def test_environment_yml_names_the_same_packages_as_the_lock():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    conda_pins = dict(p.lower().split("==") for p in pip_section)
+    assert conda_pins == _lock_pins()
+
+
+def test_the_lock_pins_every_declared_dependency_and_not_the_asyncio_stub():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = project["dependencies"] + [d for extra in project["optional-dependencies"].values() for d in extra]
+    names = {re.split(r"[<>=\[ ]", d)[0].lower() for d in declared}
+    lock = _lock_pins()
+    assert "asyncio" not in names and "asyncio" not in lock
+    assert names <= set(lock), names - set(lock)

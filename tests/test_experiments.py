@@ -1,0 +1,47 @@
+"""The chapter-1 experiments measure what they claim to (shapes and orderings, not machine numbers)."""
+
+import functools
+
+import pytest
+
+from iolab import costs, cow, julia, machine, parallel
+
+
+def test_copy_on_write_copies_only_written_pages():
+    row = cow.fork_and_write(64, write_fraction=0.5)
+    assert row["child_private_before_mb"] < 8
+    assert 28 < row["child_private_after_mb"] - row["child_private_before_mb"] < 40
+
+
+def test_fork_on_small_pages_costs_more_for_a_larger_parent():
+    small = min(cow.fork_and_write(0)["fork_ms"] for _ in range(3))
+    large = min(cow.fork_and_write(512)["fork_ms"] for _ in range(3))
+    assert large > small
+
+
+def test_creation_costs_order_process_thread_task():
+    df = costs.creation_costs({"process (fork)": 30, "thread": 300, "asyncio task": 3000}, repeats=1)
+    rate = df.set_index("kind").per_s
+    assert rate["process (fork)"] < rate["thread"] < rate["asyncio task"]
+
+
+def test_julia_is_deterministic_and_sized_by_cost():
+    assert julia.julia(8, 6) == julia.julia(8, 6)
+    assert max(julia.julia(40, 30)) == julia.MAX_ITER  # the view contains points of the set
+    small, large = julia.size_for_ms(10), julia.size_for_ms(40)
+    assert large[0] * large[1] == pytest.approx(4 * small[0] * small[1], rel=0.1)
+
+
+def test_run_together_times_every_process():
+    job = functools.partial(julia.julia, *julia.size_for_ms(50))
+    df = parallel.run_together(3, job)
+    assert list(df.worker) == [0, 1, 2]
+    assert (df.seconds > 0.02).all()
+    assert (df.wall_s >= df.seconds.max() * 0.99).all()
+
+
+@pytest.mark.skipif(machine.cores() < 2, reason="needs two cores")
+def test_two_jobs_on_two_cores_take_about_as_long_as_one():
+    job = functools.partial(julia.julia, *julia.size_for_ms(150))
+    medians = parallel.scaling([1, 2], job, repeats=3).groupby("processes").seconds.median()
+    assert medians[2] / medians[1] < 1.5

@@ -1,0 +1,48 @@
+import pandas as pd
+import pytest
+
+import iolab
+from iolab import machine, results
+from iolab.cli import main
+
+
+def test_scale_defaults_to_full_and_rejects_unknown_values(monkeypatch):
+    monkeypatch.delenv("IOLAB_SCALE", raising=False)
+    assert iolab.scale().name == "full"
+    monkeypatch.setenv("IOLAB_SCALE", "quick")
+    assert iolab.scale().pick(1, 2) == 1
+    monkeypatch.setenv("IOLAB_SCALE", "huge")
+    with pytest.raises(ValueError, match="quick, full"):
+        iolab.scale()
+
+
+def test_fingerprint_names_the_machine():
+    fp = machine.fingerprint()
+    assert fp["cores"] >= 1 and fp["python"].count(".") == 2
+    assert "cores" in machine.describe()
+
+
+def test_save_and_reference_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setenv("IOLAB_DATA", str(tmp_path))
+    df = pd.DataFrame({"n": [1, 2], "ms": [0.5, 1.5]})
+    results.save(df, "demo", folder="reference")
+    back = results.reference("demo")
+    assert list(back.ms) == [0.5, 1.5]
+    assert back.machine.iloc[0].startswith("reference: ")
+    assert results.reference("absent") is None
+
+
+def test_published_figures_are_read_by_source():
+    julia = results.published("000").query("experiment == 'julia-processes'")
+    assert set(julia.quantity) >= {"cores", "slowdown vs one request per core"}
+    assert results.published("002").query("experiment == 'db-variants'").value.tolist()[0] == 52.47
+
+
+def test_the_public_face_exports_what_it_documents():
+    assert sorted(iolab.__all__) == sorted(n for n in iolab.__all__ if hasattr(iolab, n))
+
+
+def test_cli_prints_json_tables(capsys):
+    assert main(["costs", "--forks", "5", "--threads", "5", "--tasks", "5", "--repeats", "1", "--json"]) == 0
+    rows = pd.read_json(__import__("io").StringIO(capsys.readouterr().out))
+    assert set(rows.kind) == {"process (fork)", "thread", "asyncio task"}

@@ -1,0 +1,56 @@
+import os
+import threading
+import time
+
+from iolab import procfs
+from iolab.procs import open_fork
+
+
+def test_status_of_this_process_counts_its_threads():
+    stop = threading.Event()
+    threads = [threading.Thread(target=stop.wait) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        me = procfs.status(os.getpid())
+        assert me.threads >= 4
+        assert me.state in "RS"
+        assert me.vm_size_kb > me.vm_rss_kb > 0
+        assert me.vm_pte_kb > 0
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+
+
+def test_a_child_blocked_in_read_sleeps_and_a_busy_child_runs():
+    r, w = os.pipe()
+
+    def spin():
+        while True:
+            pass
+
+    try:
+        with open_fork(os.read, r, 1) as blocked, open_fork(spin) as busy:
+            assert procfs.wait_for_state(blocked.pid, "S").state_name == "sleeping"
+            assert procfs.wait_for_state(busy.pid, "R").state_name == "running"
+            time.sleep(0.3)
+            assert procfs.cpu_seconds(busy.pid) > 0.1
+            assert procfs.cpu_seconds(blocked.pid) < 0.05
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_an_exited_unreaped_child_is_a_zombie_without_memory():
+    with open_fork(lambda: 0) as child:
+        zombie = procfs.wait_for_state(child.pid, "Z")
+        assert zombie.vm_rss_kb == 0
+        child.wait(timeout=5)
+    assert not procfs.exists(child.pid)
+
+
+def test_memory_rollup_splits_private_and_shared():
+    rollup = procfs.memory_rollup(os.getpid())
+    assert rollup.rss_kb >= rollup.private_kb > 0
+    assert rollup.pss_kb <= rollup.rss_kb
