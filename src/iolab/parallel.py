@@ -55,6 +55,11 @@ def run_together(n: int, job: Callable[[], object], timeout: float = 120.0) -> p
 
 
 def scaling(counts: list[int], job: Callable[[], object], repeats: int = 1) -> pd.DataFrame:
-    """:func:`run_together` for each process count, ``repeats`` times; tidy rows with a repeat column."""
+    """:func:`run_together` for each process count, ``repeats`` times; tidy rows with a repeat column.
+
+    One unrecorded run comes first: the first timed run after a quiet spell is often off by tens of
+    per cent (CPU clocks and caches warming up, on bare metal and in VMs alike).
+    """
+    run_together(1, job)
     frames = [run_together(n, job).assign(repeat=r) for r in range(repeats) for n in counts]
     return pd.concat(frames, ignore_index=True)
