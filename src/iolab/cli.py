@@ -13,6 +13,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from iolab.load.cli import add_load
+from iolab.servers.cli import add_serve
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -127,7 +130,16 @@ def add_julia(sub: Subparsers) -> None:
     p.set_defaults(run=run)
 
 
-COMMANDS: list[Callable[[Subparsers], None]] = [add_guard, add_machine, add_ps, add_costs, add_cow, add_julia]
+COMMANDS: list[Callable[[Subparsers], None]] = [
+    add_serve,
+    add_load,
+    add_guard,
+    add_machine,
+    add_ps,
+    add_costs,
+    add_cow,
+    add_julia,
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

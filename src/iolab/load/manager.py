@@ -1,0 +1,163 @@
+"""``run_load(spec)``: start the worker processes, start them together, merge what they measured.
+
+The workers are separate programs (``python -m iolab.load.worker``), each in a process group of its
+own through :func:`iolab.procs.open_process`: leaving ``run_load`` in any way, KeyboardInterrupt
+included, ends them all. Nothing here runs an event loop, so a notebook (whose kernel already runs
+one) can call ``run_load`` directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from iolab import machine
+from iolab.load.histogram import Histogram
+from iolab.load.model import LoadResult, LoadSpec
+from iolab.load.worker import SPARE_FDS, Share
+from iolab.procs import ManagedProcess, ProcessTimeout, open_process, python_argv
+
+# Python start-up plus uvloop's import, on a busy machine.
+READY_TIMEOUT_S = 30.0
+# Past duration + timeout, a worker that has not reported is stuck, not slow.
+RESULT_MARGIN_S = 15.0
+# How long the manager waits on one worker's output before looking at the next.
+POLL_S = 0.05
+
+
+class DescriptorLimit(RuntimeError):
+    """A worker would need more file descriptors than ``ulimit -n`` allows."""
+
+
+def default_workers(spec: LoadSpec) -> int:
+    """Half the cores this process may use (at least one), never more than the connections.
+
+    Half, because the server under test runs on the same machine. Measured on 2 cores against a
+    one-process nginx: one worker reached 78,000 req/s, two only 47,000; three busy processes on
+    two cores keep descheduling the server, and a closed loop stalls whenever the server does.
+    """
+    return max(1, min(machine.cores() // 2, spec.connections))
+
+
+def check_descriptors(connections: int, workers: int, limit: tuple[int, int] | None = None) -> None:
+    """Raise DescriptorLimit if one worker's share of ``connections`` exceeds ``ulimit -n``.
+
+    A worker raises its soft limit up to the hard one itself, so the hard limit is what counts.
+    """
+    soft, hard = limit if limit is not None else machine.open_files_limit()
+    per_worker = -(-connections // workers) + SPARE_FDS
+    if hard != -1 and per_worker > hard:  # -1: RLIM_INFINITY
+        more = -(-connections // max(1, hard - SPARE_FDS))
+        raise DescriptorLimit(
+            f"{connections} connections over {workers} worker(s) need {per_worker} descriptors per "
+            f"worker; this process may open only {hard} (ulimit -n, hard limit). Raise it with "
+            f"`ulimit -n {per_worker}` (as root, or in /etc/security/limits.conf) or use at least "
+            f"{more} workers."
+        )
+
+
+def shares(spec: LoadSpec) -> list[Share]:
+    """Split ``spec`` over its workers: connections, rate and request bound, as evenly as possible."""
+    w = spec.workers
+    conns = [spec.connections // w + (i < spec.connections % w) for i in range(w)]
+    bounds: list[int | None] = [None] * w
+    if spec.max_requests is not None:
+        bounds = [spec.max_requests // w + (i < spec.max_requests % w) for i in range(w)]
+    rate = spec.rate / w if spec.rate else None
+    # Worker i starts i/rate after worker 0: together the schedules tick every 1/rate seconds.
+    return [
+        Share(spec, i, conns[i], rate, (i / spec.rate) if spec.rate else 0.0, bounds[i]) for i in range(w)
+    ]
+
+
+def merge(spec: LoadSpec, parts: list[dict[str, Any]]) -> LoadResult:
+    """One LoadResult from the workers' results."""
+    names = parts[0]["histograms"].keys()
+    histograms = {
+        name: Histogram.merged([Histogram.decode(p["histograms"][name]) for p in parts]).encode() for name in names
+    }
+    seconds = []
+    for i in range(len(parts[0]["seconds"])):
+        row = [p["seconds"][i] for p in parts]
+        hist = Histogram.merged([Histogram.decode(s["histogram"]) for s in row])
+        seconds.append(
+            {
+                "requests": sum(s["requests"] for s in row),
+                "errors": sum(s["errors"] for s in row),
+                "histogram": hist.encode(),
+            }
+        )
+    errors: dict[str, int] = {}
+    for p in parts:
+        for kind, n in p["errors"].items():
+            errors[kind] = errors.get(kind, 0) + n
+    return LoadResult(
+        spec=spec,
+        duration_s=max(p["duration_s"] for p in parts),
+        requests=sum(p["requests"] for p in parts),
+        errors=errors,
+        sent=sum(p["sent"] for p in parts),
+        unsent=sum(p["unsent"] for p in parts),
+        bytes_received=sum(p["bytes_received"] for p in parts),
+        per_connection=[n for p in parts for n in p["per_connection"]],
+        cpu_s=sum(p["cpu_s"] for p in parts),
+        workers=len(parts),
+        histograms=histograms,
+        seconds=seconds,
+    )
+
+
+def _collect(workers: list[ManagedProcess], spec: LoadSpec, progress: bool) -> list[dict[str, Any]]:
+    """Read TICK lines (for the progress bar) until every worker printed its RESULT."""
+    from tqdm.auto import tqdm
+
+    results: dict[int, dict[str, Any]] = {}
+    ticks: dict[int, tuple[int, int, int]] = {}
+    deadline = time.monotonic() + spec.duration_s + spec.timeout_s + RESULT_MARGIN_S
+    bar = tqdm(total=round(spec.duration_s), unit="s", disable=not progress, file=sys.stderr, leave=False)
+    with bar:
+        while len(results) < len(workers):
+            if time.monotonic() > deadline:
+                raise ProcessTimeout(f"load workers sent no result within {spec.duration_s + spec.timeout_s + RESULT_MARGIN_S:g} s")
+            for i, w in enumerate(workers):
+                if i in results:
+                    continue
+                try:
+                    match = w.wait_for_line(r"^(TICK|RESULT) (.*)$", timeout=POLL_S)
+                except ProcessTimeout:
+                    continue
+                if match[1] == "RESULT":
+                    results[i] = json.loads(match[2])
+                else:
+                    second, answers, errors = map(int, match[2].split())
+                    ticks[i] = (second, answers, errors)
+                    answers, errors = sum(t[1] for t in ticks.values()), sum(t[2] for t in ticks.values())
+                    bar.set_postfix(answers=answers, errors=errors, refresh=False)
+                    bar.update(max(0, min(t[0] for t in ticks.values()) - bar.n))
+    return [results[i] for i in range(len(workers))]
+
+
+def run_load(spec: LoadSpec, progress: bool = False) -> LoadResult:
+    """Run ``spec`` in its worker processes (default: one per core) and merge their results."""
+    if spec.workers is None:
+        spec = dataclasses.replace(spec, workers=default_workers(spec))
+    check_descriptors(spec.connections, spec.workers)
+    with contextlib.ExitStack() as stack:
+        workers = [
+            stack.enter_context(open_process(python_argv("-m", "iolab.load.worker", share.to_json())))
+            for share in shares(spec)
+        ]
+        for w in workers:
+            w.wait_for_line(r"^READY$", timeout=READY_TIMEOUT_S)
+        for w in workers:
+            os.kill(w.pid, signal.SIGUSR1)
+        parts = _collect(workers, spec, progress)
+        for w in workers:
+            w.wait(timeout=READY_TIMEOUT_S)
+    return merge(spec, parts)

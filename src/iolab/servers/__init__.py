@@ -1,0 +1,118 @@
+"""The server models: one table of them (``MODELS``), and ``open_server`` to run one from Python.
+
+Every model serves the same :class:`iolab.app.App` through the same :class:`iolab.http.Connection`;
+the modules differ only in how they wait:
+
+- ``iterative``: one connection at a time (``iterative.py``);
+- ``threaded``: a thread per connection (``threaded.py``);
+- ``prefork``: N forked processes blocking in accept() on one socket (``prefork.py``);
+- ``asyncio`` and ``uvloop``: one event loop, asyncio Protocols (``asyncio.py``);
+- ``trio``: one event loop, a task per connection (``trio.py``).
+
+Shared parts: ``sockets`` (listen, announce, stop on a signal), ``blocking`` (the connection loop
+of the three blocking models), ``workers`` (fork and supervise N processes), ``cli`` (``serve``).
+The CLI, the notebooks and the conformance tests all read ``MODELS``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from iolab import procs
+from iolab.servers.sockets import BACKLOG, LISTENING_PATTERN
+
+# How long a server may take to print its "listening on" line: importing the CLI (pandas) and
+# calibrating the Julia set take a few seconds on a busy two-core machine.
+START_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to run a server: what ``python -m iolab serve`` parsed from its command line."""
+
+    model: str
+    port: int = 0
+    backlog: int = BACKLOG
+    workers: int | None = None  # prefork: processes (default: one per core); asyncio/uvloop: one loop per process
+    reuseport: bool = False  # prefork: a SO_REUSEPORT socket per worker instead of one shared socket
+    offload: bool = False  # asyncio/uvloop: compute Julia sets in a process pool, not in the loop
+
+
+@dataclass(frozen=True)
+class Model:
+    """A concurrency model: its name, how it waits, and the module whose ``serve`` runs it."""
+
+    name: str
+    waits: str
+    module: str  # imported only to run the model: listing models must not load trio and uvloop
+    workers: bool = False  # whether --workers applies
+
+    def serve(self, options: Options) -> int:
+        """Run this model until SIGTERM or SIGINT; the exit code."""
+        return importlib.import_module(self.module).serve(options)
+
+
+MODELS: dict[str, Model] = {
+    model.name: model
+    for model in (
+        Model("iterative", "in recv() and accept(), one client at a time", "iolab.servers.iterative"),
+        Model("threaded", "in recv(), one thread per client", "iolab.servers.threaded"),
+        Model("prefork", "in accept() and recv(), N processes", "iolab.servers.prefork", workers=True),
+        Model("asyncio", "in epoll, one asyncio event loop", "iolab.servers.asyncio", workers=True),
+        Model("uvloop", "in epoll, one uvloop event loop", "iolab.servers.asyncio", workers=True),
+        Model("trio", "in epoll, one trio event loop", "iolab.servers.trio"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Server:
+    """A running server started by :func:`open_server`."""
+
+    model: str
+    port: int
+    process: procs.ManagedProcess
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:41234``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        """The server's (parent) process id."""
+        return self.process.pid
+
+
+def serve_argv(
+    model: str, *, workers: int | None = None, backlog: int = BACKLOG, port: int = 0, extra_args: Sequence[str] = ()
+) -> list[str]:
+    """The command line of ``python -m iolab serve`` for these settings."""
+    if model not in MODELS:
+        raise ValueError(f"unknown server model {model!r}; the models are: {', '.join(MODELS)}")
+    argv = procs.python_argv("-m", "iolab", "serve", model, "--port", str(port), "--backlog", str(backlog))
+    if workers is not None:
+        argv += ["--workers", str(workers)]
+    return argv + list(extra_args)
+
+
+@contextlib.contextmanager
+def open_server(
+    model: str,
+    *,
+    workers: int | None = None,
+    backlog: int = BACKLOG,
+    port: int = 0,
+    extra_args: Sequence[str] = (),
+) -> Iterator[Server]:
+    """Start ``python -m iolab serve MODEL`` and wait until it listens; leaving the block stops it and its workers."""
+    argv = serve_argv(model, workers=workers, backlog=backlog, port=port, extra_args=extra_args)
+    with procs.open_process(argv) as process:
+        match = process.wait_for_line(LISTENING_PATTERN, timeout=START_SECONDS)
+        yield Server(model, int(match[1]), process)
+
+
+__all__ = ["MODELS", "Model", "Options", "Server", "open_server", "serve_argv"]

@@ -1,0 +1,107 @@
+"""trio: one thread, one event loop, a task per connection reading a stream.
+
+The code reads like the blocking connection loop (``blocking.py``) with ``await`` in front of each
+wait: that is trio's design. Every ``await`` is where the loop may run another client's task; the
+Julia set, computed inline, has none, so while it runs every other client waits.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import socket
+from collections.abc import Callable
+
+import trio
+
+from iolab.app import App, Compute, Outcome, Wait
+from iolab.http import Connection, HttpError, Response
+from iolab.servers import Options, sockets
+
+# accept() errors that mean "out of file descriptors or memory, for now" (trio's own list): wait a
+# little and go on, rather than end the server.
+ACCEPT_OVERLOAD = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
+OVERLOAD_SECONDS = 0.1
+
+
+async def carry_out(outcome: Outcome) -> Response:
+    """The response, after waiting or computing as the effect asks; only ``await`` lets others run."""
+    if isinstance(outcome, Wait):
+        await trio.sleep(outcome.seconds)
+        return outcome.then
+    if isinstance(outcome, Compute):
+        return outcome.then(outcome.fn(*outcome.args))  # inline: the whole loop waits for it
+    return outcome
+
+
+async def _linger(stream: trio.SocketStream) -> None:
+    await stream.send_eof()
+    with trio.move_on_after(sockets.LINGER_SECONDS):
+        while await stream.receive_some(sockets.RECV_BYTES):
+            pass
+
+
+async def serve_connection(stream: trio.SocketStream, app: App) -> None:
+    """Answer the requests of one client until it or the protocol closes the connection."""
+    conn = Connection()
+    async with stream:
+        try:
+            while not conn.closing:
+                data = await stream.receive_some(sockets.RECV_BYTES)
+                if not data:
+                    return
+                try:
+                    requests = conn.feed(data)
+                except HttpError as error:
+                    await stream.send_all(conn.respond_error(error))
+                    await _linger(stream)
+                    return
+                for request in requests:
+                    await stream.send_all(conn.respond(request, await carry_out(app.handle(request))))
+                    if conn.closing:
+                        break
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return  # the client left mid-answer: nothing more to tell it
+
+
+async def serve_listener(listener: socket.socket, app: App, ready: Callable[[], None]) -> None:
+    """Serve on ``listener`` until SIGTERM or SIGINT, calling ``ready`` once accepting."""
+    listener.setblocking(False)
+    with trio.open_signal_receiver(*sockets.STOP_SIGNALS) as signals:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_accept_forever, listener, app, nursery)
+            ready()
+            async for _ in signals:
+                nursery.cancel_scope.cancel()  # stop accepting and end every connection's task
+                break
+
+
+async def _accept_forever(listener: socket.socket, app: App, nursery: trio.Nursery) -> None:
+    # Not trio.serve_listeners: its accept() takes one connection per pass of the scheduler, and
+    # a pass runs every ready task, so when 1,000 clients connect at once the last waits seconds
+    # to be accepted. Like asyncio, take every waiting connection when the socket is readable.
+    while True:
+        await trio.lowlevel.wait_readable(listener)
+        while True:
+            try:
+                sock, _ = listener.accept()
+            except BlockingIOError:
+                break
+            except OSError as exc:
+                if exc.errno not in ACCEPT_OVERLOAD:
+                    raise
+                print(f"accept failed ({os.strerror(exc.errno)}); retrying in {OVERLOAD_SECONDS} s", flush=True)
+                await trio.sleep(OVERLOAD_SECONDS)
+                break
+            # trio.SocketStream sets TCP_NODELAY, as the other models do.
+            stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
+            nursery.start_soon(serve_connection, stream, app)
+
+
+def serve(options: Options) -> int:
+    """Run the trio server until stopped; the exit code."""
+    app = App()
+    with sockets.open_listener(options.port, options.backlog) as listener:
+        trio.run(serve_listener, listener, app, functools.partial(sockets.announce, listener))
+    return 0

@@ -1,0 +1,80 @@
+"""Fork N worker processes, wait for them, and end them all on SIGTERM or SIGINT.
+
+The parent serves nothing: it forks, then waits. Workers stay in the parent's process group, so
+that ``procs.open_process`` (and Ctrl-C in a terminal) reaches them too, and they leave through
+``os._exit`` (``procs.run_child``) so that none runs the parent's clean-up a second time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from iolab import procs
+from iolab.servers import sockets
+
+# How long workers get to leave after SIGTERM before SIGKILL: they hold no state worth saving.
+GRACE_SECONDS = 2.0
+
+
+def _start(job: Callable[[], object]) -> int:
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        # The worker's serving loop installs its own handlers; until then, and after, a signal
+        # ends it quietly instead of raising the parent's Stop in the parent's copied frames.
+        for sig in sockets.STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_DFL)
+        procs.run_child(job)
+    return pid
+
+
+def _end(pids: set[int]) -> None:
+    # A worker may be gone already: reaped by the os.wait() that the stopping signal interrupted.
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + GRACE_SECONDS
+    while pids and time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # none left to reap
+        if pid:
+            pids.discard(pid)
+        else:
+            time.sleep(0.01)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, ChildProcessError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
+def serve_workers(jobs: Sequence[Callable[[], object]], listeners: Sequence[socket.socket]) -> int:
+    """Fork a worker per job, announce the port of ``listeners``, wait until stopped; the exit code.
+
+    A worker that dies on its own is reported, not replaced: the course wants to see it.
+    """
+    pids: set[int] = set()
+    with sockets.stopped_by_signals():
+        try:
+            pids = {_start(job) for job in jobs}
+            sockets.announce(listeners[0])
+            # The parent serves nothing. Its copies would keep a dead worker's socket open, and
+            # the kernel would go on queueing connections there that nobody accepts.
+            for listener in listeners:
+                listener.close()
+            while pids:
+                pid, status = os.wait()
+                pids.discard(pid)
+                print(f"worker {pid} exited with code {os.waitstatus_to_exitcode(status)}", flush=True)
+            return 1
+        finally:
+            # Reached on Stop (SIGTERM, SIGINT) and on any error: no worker outlives the parent.
+            _end(pids)
+    return 0

@@ -1,0 +1,226 @@
+"""iolab.servers: one conformance suite, run against every model in MODELS (and two variants).
+
+Servers start as real processes through ``open_server``, all at once (starting one costs about two
+seconds, most of it importing the CLI), and are shared by the tests of this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import re
+import signal
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import psutil
+import pytest
+
+from iolab import app, servers
+from iolab.servers import sockets
+
+# Every model, and the variants a later chapter compares: a socket per pre-fork worker, and
+# asyncio per core.
+VARIANTS: dict[str, tuple[str, dict]] = {
+    **{name: (name, {"workers": 2} if name == "prefork" else {}) for name in servers.MODELS},
+    "prefork-reuseport": ("prefork", {"workers": 2, "extra_args": ["--reuseport"]}),
+    "uvloop-workers-offload": ("uvloop", {"workers": 2, "extra_args": ["--offload"]}),
+}
+CONCURRENT_MODELS = ["threaded", "asyncio", "uvloop", "trio"]
+CLIENTS = 200
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+class Client:
+    """A raw HTTP/1.1 client on one connection, reading responses by Content-Length."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.file = self.sock.makefile("rb")
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def get(self, target: str, extra: bytes = b"") -> Reply:
+        self.send(b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n" % (target.encode(), extra))
+        return self.read()
+
+    def read(self) -> Reply:
+        status = int(self.file.readline().split()[1])
+        headers = {}
+        while (line := self.file.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        return Reply(status, headers, self.file.read(int(headers["content-length"])))
+
+    def closed_by_server(self) -> bool:
+        return self.file.read(1) == b""
+
+    def close(self) -> None:
+        self.file.close()
+        self.sock.close()
+
+
+@contextlib.contextmanager
+def connect(port: int) -> Iterator[Client]:
+    client = Client(port)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@contextlib.contextmanager
+def open_all(names: list[str]) -> Iterator[dict[str, servers.Server]]:
+    """Start a server per variant name, concurrently; stop them all on leaving."""
+    with contextlib.ExitStack() as stack, concurrent.futures.ThreadPoolExecutor(len(names)) as pool:
+
+        def start(name: str) -> servers.Server:
+            model, options = VARIANTS[name]
+            return stack.enter_context(servers.open_server(model, **options))
+
+        yield dict(zip(names, pool.map(start, names)))
+
+
+@pytest.fixture(scope="module")
+def running() -> Iterator[dict[str, servers.Server]]:
+    with open_all(list(VARIANTS)) as started:
+        yield started
+
+
+@pytest.fixture(params=list(VARIANTS))
+def server(request: pytest.FixtureRequest, running: dict[str, servers.Server]) -> servers.Server:
+    return running[request.param]
+
+
+def test_the_registry_names_the_six_models() -> None:
+    assert list(servers.MODELS) == ["iterative", "threaded", "prefork", "asyncio", "uvloop", "trio"]
+
+
+def test_the_first_line_says_where_it_listens(server: servers.Server) -> None:
+    assert re.fullmatch(sockets.LISTENING_PATTERN, server.process.lines[0])
+    assert server.url == f"http://127.0.0.1:{server.port}"
+
+
+def test_it_listens_on_loopback_only(server: servers.Server) -> None:
+    parent = psutil.Process(server.pid)
+    listening = [
+        c.laddr
+        for p in [parent, *parent.children(recursive=True)]
+        for c in p.net_connections("tcp")
+        if c.status == psutil.CONN_LISTEN
+    ]
+    assert listening and {addr.ip for addr in listening} == {"127.0.0.1"}
+    assert {addr.port for addr in listening} == {server.port}
+
+
+def test_the_tiny_route_answers(server: servers.Server) -> None:
+    with connect(server.port) as client:
+        reply = client.get("/")
+    assert (reply.status, reply.body) == (200, b"Hello, world!\n")
+    assert int(reply.headers["x-worker"]) in {server.pid, *(c.pid for c in psutil.Process(server.pid).children())}
+
+
+def test_the_static_file_arrives_byte_for_byte(server: servers.Server) -> None:
+    with connect(server.port) as client:
+        reply = client.get("/static/sprite.png")
+    assert reply.status == 200 and reply.headers["content-type"] == "image/png"
+    assert reply.body == (app.STATIC_DIR / "sprite.png").read_bytes()
+
+
+def test_keep_alive_serves_several_requests_on_one_connection(server: servers.Server) -> None:
+    with connect(server.port) as client:
+        replies = [client.get(target) for target in ["/", "/static/sprite.png", "/upstream?ms=1", "/"]]
+        assert [r.status for r in replies] == [200] * 4
+        assert len({r.headers["x-worker"] for r in replies}) == 1  # one connection, one worker
+        assert all(r.headers["connection"] == "keep-alive" for r in replies)
+
+
+def test_pipelined_requests_are_answered_in_order(server: servers.Server) -> None:
+    with connect(server.port) as client:
+        client.send(b"".join(b"GET %s HTTP/1.1\r\nHost: a\r\n\r\n" % t for t in [b"/upstream?ms=5", b"/", b"/nope"]))
+        assert [client.read().status for _ in range(3)] == [200, 200, 404]
+
+
+def test_connection_close_is_honoured(server: servers.Server) -> None:
+    with connect(server.port) as client:
+        reply = client.get("/", extra=b"Connection: close\r\n")
+        assert reply.headers["connection"] == "close" and client.closed_by_server()
+
+
+@pytest.mark.parametrize(
+    ("data", "status"),
+    [
+        (b"NOT HTTP AT ALL\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: a\r\nX-Big: " + b"x" * 20_000 + b"\r\n\r\n", 431),
+    ],
+    ids=["malformed", "oversized"],
+)
+def test_a_bad_request_gets_4xx_and_close_and_the_server_lives_on(server: servers.Server, data: bytes, status: int) -> None:
+    with connect(server.port) as client:
+        client.send(data)
+        reply = client.read()
+        assert reply.status == status and reply.headers["connection"] == "close"
+        assert client.closed_by_server()
+    with connect(server.port) as client:
+        assert client.get("/").status == 200
+
+
+def test_julia_and_upstream_answer(server: servers.Server) -> None:
+    with connect(server.port) as client:
+        julia = client.get("/julia?ms=2")
+        upstream = client.get("/upstream?ms=5")
+    assert julia.status == 200 and julia.body.startswith(b"P5\n")
+    assert upstream.status == 200
+
+
+async def _keep_alive_client(port: int) -> list[int]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    statuses = []
+    try:
+        for _ in range(2):
+            writer.write(b"GET /upstream?ms=20 HTTP/1.1\r\nHost: a\r\n\r\n")
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(re.search(rb"Content-Length: (\d+)", head)[1])
+            await reader.readexactly(length)
+            statuses.append(int(head.split()[1]))
+    finally:
+        writer.close()
+    return statuses
+
+
+async def _many_clients(port: int, count: int) -> list[list[int]]:
+    return await asyncio.wait_for(asyncio.gather(*(_keep_alive_client(port) for _ in range(count))), 20)
+
+
+@pytest.mark.parametrize("name", CONCURRENT_MODELS)
+def test_200_concurrent_keep_alive_clients_are_all_served(running: dict[str, servers.Server], name: str) -> None:
+    results = asyncio.run(_many_clients(running[name].port, CLIENTS))
+    assert results == [[200, 200]] * CLIENTS
+
+
+@pytest.fixture(scope="module")
+def to_stop() -> Iterator[dict[str, servers.Server]]:
+    with open_all(list(VARIANTS)) as started:
+        yield started
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_sigterm_ends_the_server_and_all_its_processes(to_stop: dict[str, servers.Server], name: str) -> None:
+    server = to_stop[name]
+    group = [psutil.Process(server.pid), *psutil.Process(server.pid).children(recursive=True)]
+    if VARIANTS[name][0] == "prefork" or "workers" in VARIANTS[name][1]:
+        assert len(group) >= 3  # the parent and two workers
+    os.kill(server.pid, signal.SIGTERM)
+    assert server.process.wait(timeout=10) == 0
+    gone, alive = psutil.wait_procs(group, timeout=5)
+    assert not alive
