@@ -1,5 +1,6 @@
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -10,11 +11,18 @@ from iolab import procfs
 from iolab.procs import ProcessFailed, ProcessTimeout, open_fork, open_process, python_argv, read_exactly
 
 
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
+def _gone(pid: int, timeout: float = 5.0) -> bool:
+    """True once ``pid`` has exited (a zombie counts: it runs nothing); SIGKILL lands asynchronously."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
 
 
 def test_open_process_reads_lines_and_stops_the_whole_group():
@@ -78,15 +86,16 @@ def test_open_fork_child_exception_exits_with_code_1():
 
 def test_open_fork_kills_a_running_child_and_its_children_on_exit():
     def sleeps_with_a_grandchild():
-        os.system("sleep 60 &")
+        subprocess.Popen(["sleep", "60"])
         time.sleep(60)
 
     with open_fork(sleeps_with_a_grandchild) as child:
         deadline = time.monotonic() + 5
-        while not psutil.Process(child.pid).children() and time.monotonic() < deadline:
+        while not (grandchildren := psutil.Process(child.pid).children(recursive=True)) and time.monotonic() < deadline:
             time.sleep(0.01)
+        assert grandchildren
     assert not procfs.exists(child.pid)
-    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "60"] and os.getpgid(p.pid) == child.pid]
+    assert all(_gone(g.pid) for g in grandchildren)
 
 
 def test_forked_wait_times_out_with_a_clear_error():
