@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import psutil
 import pytest
+
+from iolab.guard import describe, running_descendants
 
 
 @pytest.fixture(autouse=True)
 def no_children_left_behind():
     """Fail a test that leaves a child process of the test runner running."""
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    before = {p.pid for p in running_descendants()}
     yield
-    left = []
-    for proc in psutil.Process().children(recursive=True):
-        if proc.pid in before:
-            continue
-        try:
-            if proc.status() == psutil.STATUS_ZOMBIE:
-                continue
-            left.append(f"{proc.pid}: {' '.join(proc.cmdline())}")
+    left = [p for p in running_descendants() if p.pid not in before]
+    described = [describe(p) for p in left]
+    for proc in left:
+        with contextlib.suppress(psutil.NoSuchProcess):
             proc.kill()
-        except psutil.NoSuchProcess:
-            continue
-    assert not left, f"the test left processes running: {left}"
+    assert not left, f"the test left processes running: {described}"

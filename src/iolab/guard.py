@@ -30,19 +30,24 @@ def become_subreaper() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
 
 
-def leftovers() -> list[psutil.Process]:
-    """The processes still running below this one (zombies are reaped on the way)."""
-    time.sleep(SETTLE_SECONDS)
+def running_descendants(reap: bool = False) -> list[psutil.Process]:
+    """The processes below this one that still run; with ``reap``, zombies are reaped on the way."""
     alive = []
     for proc in psutil.Process().children(recursive=True):
         try:
-            if proc.status() == psutil.STATUS_ZOMBIE:
-                proc.wait(0)
-            else:
+            if proc.status() != psutil.STATUS_ZOMBIE:
                 alive.append(proc)
+            elif reap:
+                proc.wait(0)
         except (psutil.NoSuchProcess, psutil.TimeoutExpired):
             pass
     return alive
+
+
+def leftovers() -> list[psutil.Process]:
+    """The processes still running below this one once stragglers have settled (zombies reaped)."""
+    time.sleep(SETTLE_SECONDS)
+    return running_descendants(reap=True)
 
 
 def describe(proc: psutil.Process) -> str:

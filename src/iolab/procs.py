@@ -257,6 +257,30 @@ def run_child(fn: Callable[..., object], *args: object) -> None:
         os._exit(code)
 
 
+def start_fork(fn: Callable[..., object], *args: object, new_group: bool) -> int:
+    """Fork; the child runs ``fn(*args)`` and exits (see :func:`run_child`); the child's pid.
+
+    With ``new_group`` the child leads a process group of its own, so that killing the group ends
+    whatever the child starts too. Without it the child stays in this process's group, as a
+    server's workers do, so that a signal to the server's group reaches them.
+    """
+    sys.stdout.flush()  # or the child's copy of unflushed output would be printed twice
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        if new_group:
+            os.setpgid(0, 0)
+        # A signal ends the child plainly, instead of running the parent's handlers in the copy.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        run_child(fn, *args)
+    if new_group:
+        # Both sides set the group, so that a kill right after fork cannot miss the child.
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)
+    return pid
+
+
 @contextlib.contextmanager
 def open_fork(fn: Callable[..., object], *args: object, grace: float = GRACE_SECONDS) -> Iterator[Forked]:
     """Fork; the child runs ``fn(*args)`` (its int result is the exit code) and exits.
@@ -264,18 +288,8 @@ def open_fork(fn: Callable[..., object], *args: object, grace: float = GRACE_SEC
     The parent gets a :class:`Forked`. Leaving the block ends the child (and anything it started)
     if it still runs, and reaps it.
     """
-    sys.stdout.flush()
-    sys.stderr.flush()
     start = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:
-        os.setpgid(0, 0)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        run_child(fn, *args)
-    # Both sides set the group, so that a kill right after fork cannot miss the child.
-    with contextlib.suppress(OSError):
-        os.setpgid(pid, pid)
+    pid = start_fork(fn, *args, new_group=True)
     child = Forked(pid, fork_seconds=time.perf_counter() - start)
     try:
         yield child

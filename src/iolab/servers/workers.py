@@ -11,7 +11,6 @@ import contextlib
 import os
 import signal
 import socket
-import sys
 import time
 from collections.abc import Callable, Sequence
 
@@ -20,18 +19,6 @@ from iolab.servers import sockets
 
 # How long workers get to leave after SIGTERM before SIGKILL: they hold no state worth saving.
 GRACE_SECONDS = 2.0
-
-
-def _start(job: Callable[[], object]) -> int:
-    sys.stdout.flush()
-    pid = os.fork()
-    if pid == 0:
-        # The worker's serving loop installs its own handlers; until then, and after, a signal
-        # ends it quietly instead of raising the parent's Stop in the parent's copied frames.
-        for sig in sockets.STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_DFL)
-        procs.run_child(job)
-    return pid
 
 
 def _end(pids: set[int]) -> None:
@@ -63,7 +50,9 @@ def serve_workers(jobs: Sequence[Callable[[], object]], listeners: Sequence[sock
     pids: set[int] = set()
     with sockets.stopped_by_signals():
         try:
-            pids = {_start(job) for job in jobs}
+            # The worker's serving loop installs its own handlers; until then, and after, a signal ends
+            # it plainly instead of raising the parent's Stop in the parent's copied frames.
+            pids = {procs.start_fork(job, new_group=False) for job in jobs}
             sockets.announce(listeners[0])
             # The parent serves nothing. Its copies would keep a dead worker's socket open, and
             # the kernel would go on queueing connections there that nobody accepts.
