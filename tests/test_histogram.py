@@ -78,3 +78,10 @@ def test_record_seconds_converts_to_microseconds() -> None:
     h = Histogram()
     h.record_seconds(0.0025)
     assert h.percentiles()["p50"] == pytest.approx(2.5, rel=REL)
+
+
+def test_mean_matches_the_sample_mean_within_hdr_precision() -> None:
+    rng = random.Random(3)
+    values = [rng.randint(1, 100_000) for _ in range(20_000)]
+    assert filled(values).mean_us() == pytest.approx(sum(values) / len(values), rel=REL)
+    assert Histogram().mean_us() == 0.0

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import time
 
 import h11
 import pytest
 
-from iolab import http
+from iolab import http, parser_costs
 
 GET = b"GET /julia?ms=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
@@ -128,31 +127,10 @@ def test_an_error_response_closes_the_connection() -> None:
     assert b"Connection: close\r\n" in data and conn.closing
 
 
-def _per_request_us(parse, repeats: int = 2000) -> float:
-    start = time.perf_counter()
-    for _ in range(repeats):
-        parse()
-    return (time.perf_counter() - start) / repeats * 1e6
-
-
 def test_httptools_parses_several_times_faster_than_h11(capsys: pytest.CaptureFixture[str]) -> None:
     """The measurement behind choosing httptools (run with -s to see the numbers)."""
-    ours = http.Connection()
-    theirs = h11.Connection(h11.SERVER)
-
-    def h11_cycle() -> None:
-        theirs.receive_data(GET)
-        theirs.next_event(), theirs.next_event()
-        theirs.send(h11.Response(status_code=200, headers=[("Content-Length", "0")]))
-        theirs.send(h11.EndOfMessage())
-        theirs.start_next_cycle()
-
-    def httptools_cycle() -> None:
-        for request in ours.feed(GET):
-            ours.respond(request, http.Response())
-
-    h11_us = min(_per_request_us(h11_cycle) for _ in range(3))
-    httptools_us = min(_per_request_us(httptools_cycle) for _ in range(3))
+    costs = parser_costs.compare(requests=2000, repeats=3)
+    h11_us, httptools_us = min(costs["h11"]), min(costs["httptools"])
     with capsys.disabled():
         print(f"\nparse + encode one request: h11 {h11_us:.1f} us, iolab.http (httptools) {httptools_us:.1f} us")
     assert httptools_us * 3 < h11_us

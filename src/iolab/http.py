@@ -5,7 +5,7 @@ received and sends the bytes it gets back, so the models differ only in how they
 
 Parsing is httptools (llhttp, the parser of Node.js). h11 was measured too: parsing a request and
 encoding its response took 18-32 us with h11 against 3-8 us here on the course machine
-(``pytest -s tests/test_http.py -k faster``). At the tiny route uvloop spends about 11 us of CPU
+(``iolab.parser_costs``; ``pytest -s tests/test_http.py -k faster``). At the tiny route uvloop spends about 11 us of CPU
 per request in all, so with h11 every model would mostly measure h11.
 """
 

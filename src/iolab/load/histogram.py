@@ -71,6 +71,10 @@ class Histogram:
         """The value at percentile ``p`` (0..100), in microseconds; 0 when empty."""
         return self.hdr.get_value_at_percentile(p) if self.count else 0
 
+    def mean_us(self) -> float:
+        """The mean of the recorded values, in microseconds (to the histogram's precision); 0 when empty."""
+        return self.hdr.get_mean_value() if self.count else 0.0
+
     def percentiles(self) -> dict[str, float]:
         """p50, p90, p99, p99.9, p99.99 and max in milliseconds (all 0.0 when empty)."""
         if not self.count:
