@@ -61,7 +61,10 @@ def missing_note(tool: str) -> str:
 def _run(argv: list[str], timeout: float) -> str:
     if not have(argv[0]):
         raise ToolMissing(missing_note(argv[0]))
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{argv[0]} did not finish within {timeout:.0f} s and was stopped") from None
     if done.returncode != 0:
         raise RuntimeError(f"{argv[0]} failed (exit {done.returncode}): {(done.stderr or done.stdout).strip()[-500:]}")
     return done.stdout

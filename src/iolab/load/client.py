@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import struct
 from typing import Protocol
 
 # A response head larger than this is not one of ours: stop rather than buffer without bound.
@@ -102,6 +103,13 @@ class Connection(asyncio.Protocol):
         """Close the connection; ``abort`` drops unsent data and resets it at once."""
         if self.transport is not None:
             if abort:
+                sock = self.transport.get_extra_info("socket")
+                if sock is not None:
+                    # Linger 0: the kernel answers with a reset and keeps no TIME_WAIT entry.
+                    # Without it, each run of thousands of connections would pin as many local
+                    # ports for a minute, and the next run's connects would crawl through a port
+                    # range (28,232 ports by default) that is mostly taken.
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.transport.abort()
             else:
                 self.transport.close()
