@@ -173,7 +173,7 @@ class Run:
         self.free: collections.deque[Slot] = collections.deque()
         self.waiting: collections.deque[float] = collections.deque()  # intended times, oldest first
         self.errors: collections.Counter[str] = collections.Counter()
-        self.requests = self.sent = self.attempts = self.bytes = self.backing_off = 0
+        self.requests = self.sent = self.attempts = self.bytes = self.backing_off = self.late = 0
         # Per second: [2xx answers, errors, histogram]; the histogram is the corrected latency in
         # open loop, the only one in closed loop. Totals are merged from them at the end.
         n = max(1, int(-(-spec.duration_s // 1)))
@@ -250,7 +250,14 @@ class Run:
         slot.busy = False
         self.bytes += size
         second = self.seconds[min(int(now - self.t0), len(self.seconds) - 1)]
-        if 200 <= status < 300:
+        # A closed loop's answers that arrive after the deadline were paid for by the window but
+        # would inflate its rate by up to connections / duration: like wrk, count only those in
+        # the window (their latency is still recorded). An open loop's rate is its schedule's.
+        late = not self.open_loop and not self.issuing and not self.stopped_early and now > self.deadline
+        if 200 <= status < 300 and late:
+            self.late += 1
+            second[2].record_seconds(now - slot.started)
+        elif 200 <= status < 300:
             self.requests += 1
             slot.served += 1
             second[0] += 1
@@ -331,6 +338,7 @@ class Run:
             # Stopped early by max_requests: the window ends with the last answer, not the deadline.
             "duration_s": (self.last_answer - self.t0) if self.stopped_early else self.spec.duration_s,
             "requests": self.requests,
+            "late": self.late,
             "errors": dict(self.errors),
             "sent": self.sent,
             "unsent": len(self.waiting),
