@@ -1,0 +1,81 @@
+import os
+import resource
+
+import pytest
+
+from iolab import readiness
+
+
+def test_idle_pipes_keep_read_ends_low_for_select_and_are_closed_after():
+    with readiness.open_idle_pipes(20) as (reads, writes):
+        assert len(reads) == len(writes) == 20
+        assert max(reads) < readiness.FD_SETSIZE <= min(writes)
+        fds = reads + writes
+    for fd in fds:
+        with pytest.raises(OSError):
+            os.fstat(fd)
+
+
+def test_idle_pipes_refuse_more_than_the_hard_limit_allows_with_the_fix_in_the_message():
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        pytest.skip("no hard limit on descriptors here")
+    with pytest.raises(readiness.DescriptorLimit, match="ulimit -n"):
+        with readiness.open_idle_pipes(hard):
+            pass
+
+
+@pytest.mark.parametrize("selector", list(readiness.SELECTORS))
+def test_wait_cost_sees_exactly_the_ready_pipe(selector):
+    with readiness.open_idle_pipes(5) as (reads, writes):
+        costs = readiness.wait_cost(selector, reads, writes[-1], repeats=2, budget_s=0.01)
+        assert len(costs) == 2 and all(c > 0 for c in costs)
+        os.set_blocking(reads[-1], False)
+        with pytest.raises(BlockingIOError):  # the byte that made it ready was read back
+            os.read(reads[-1], 1)
+
+
+def test_select_refuses_descriptors_past_fd_setsize():
+    with readiness.open_idle_pipes(1) as (reads, writes):
+        with pytest.raises(ValueError, match="FD_SETSIZE"):
+            readiness.wait_cost("select", [writes[0]], writes[0])
+
+
+def test_poll_cost_grows_with_watched_pipes_and_epoll_cost_does_not():
+    df = readiness.sweep([10, 2000], ["poll", "epoll"], repeats=3, budget_s=0.02)
+    cost = df.groupby(["selector", "watched"]).us_per_wait.min()
+    assert cost["poll", 2000] > 5 * cost["poll", 10]
+    assert cost["epoll", 2000] < 5 * cost["epoll", 10]  # flat, give or take a busy machine's noise
+    assert cost["epoll", 2000] < cost["poll", 2000] / 5
+
+
+def test_sweep_skips_select_where_it_cannot_watch():
+    df = readiness.sweep([5, 1500], ["select"], repeats=1, budget_s=0.005)
+    assert set(df.watched) == {5}
+
+
+def test_sweep_names_unknown_selectors():
+    with pytest.raises(ValueError, match="kqueue"):
+        readiness.sweep([1], ["kqueue"])
+
+
+def test_spinning_burns_a_core_while_blocking_burns_almost_nothing():
+    df = readiness.waiting_costs(["spin on non-blocking read()", "block in read()"], seconds=0.6, wakeups=4)
+    cpu = df.set_index("strategy").cpu_s_per_s
+    # Loose bounds: on a loaded machine the spinner gets only a share of a core.
+    assert cpu["spin on non-blocking read()"] > max(0.05, 10 * cpu["block in read()"])
+    assert cpu["block in read()"] < 0.05
+    calls = df.set_index("strategy").calls_per_s
+    assert calls["block in read()"] < 10 < 1000 < calls["spin on non-blocking read()"]
+
+
+def test_unknown_strategy_is_refused():
+    with pytest.raises(ValueError, match="strategy"):
+        readiness.cpu_while_waiting("hope")
+
+
+def test_affordable_drops_counts_past_the_hard_limit():
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        pytest.skip("no hard limit on descriptors here")
+    assert readiness.affordable([1, 10, hard]) == [1, 10]
