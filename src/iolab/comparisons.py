@@ -1,0 +1,94 @@
+"""Load a set of servers one after another: each variant x target x number of clients, a row each.
+
+A *variant* is a server model with its settings ("prefork, 2 workers", "asyncio --offload"); its
+``open()`` starts it for the duration of its rows, so that two variants never share the CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import pandas as pd
+
+from iolab.load import LoadSpec, run_load
+from iolab.servers import Server, open_server
+
+# The headline columns of a row, besides the variant, target and clients.
+COLUMNS = ["rps", "requests", "errors", "never_served", "p50_ms", "p90_ms", "p99_ms", "max_ms"]
+
+
+class Running(Protocol):
+    """What a started variant offers: its base URL (``http://127.0.0.1:PORT``) and its (parent) pid."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def pid(self) -> int: ...
+
+
+class Startable(Protocol):
+    """A server to load: a label for the tables, and ``open()`` to run it within a ``with`` block."""
+
+    label: str
+
+    def open(self) -> contextlib.AbstractContextManager[Running]: ...
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One of the course's server models with its options, labelled for tables and plots."""
+
+    label: str
+    model: str
+    workers: int | None = None
+    extra_args: tuple[str, ...] = ()
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[Server]:
+        """Start the server (``python -m iolab serve``); leaving the block stops it and its workers."""
+        with open_server(self.model, workers=self.workers, extra_args=self.extra_args) as server:
+            yield server
+
+
+def load_row(url: str, clients: int, duration_s: float, keepalive: bool = True, timeout_s: float = 5.0) -> dict[str, float]:
+    """The headline figures of one closed-loop run of ``clients`` clients on ``url``."""
+    spec = LoadSpec(url, connections=clients, duration_s=duration_s, keepalive=keepalive, timeout_s=timeout_s)
+    summary = run_load(spec).to_dict()
+    return {key: summary[key] for key in COLUMNS}
+
+
+def load_matrix(
+    variants: Sequence[Startable],
+    targets: Sequence[str],
+    clients: Sequence[int],
+    duration_s: float,
+    keepalive: bool = True,
+    progress: bool = True,
+    timeout_s: float = 5.0,
+    repeats: int = 1,
+) -> pd.DataFrame:
+    """Closed-loop load on every variant x target x number of clients; one tidy row per run.
+
+    ``timeout_s`` bounds each request: a connection a server never answers (a pre-fork server with
+    fewer workers than keep-alive clients) costs that long at the end of its run. With ``repeats``
+    the runs on one server are interleaved (all targets and client counts, then all again), so that a
+    slow patch of a shared machine spreads over the settings instead of landing on one.
+    """
+    from tqdm.auto import tqdm
+
+    rows = []
+    total = len(variants) * len(targets) * len(clients) * repeats
+    with tqdm(total=total, desc="load runs", disable=not progress) as bar:
+        for variant in variants:
+            with variant.open() as server:
+                for repeat in range(repeats):
+                    for target in targets:
+                        for n in clients:
+                            figures = load_row(server.url + target, n, duration_s, keepalive, timeout_s)
+                            rows.append({"server": variant.label, "target": target, "clients": n, "repeat": repeat} | figures)
+                            bar.update()
+    return pd.DataFrame(rows)
