@@ -29,7 +29,7 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "prefork-reuseport": ("prefork", {"workers": 2, "extra_args": ["--reuseport"]}),
     "uvloop-workers-offload": ("uvloop", {"workers": 2, "extra_args": ["--offload"]}),
 }
-CONCURRENT_MODELS = ["threaded", "asyncio", "uvloop", "trio"]
+CONCURRENT_MODELS = ["threaded", "asyncio", "uvloop", "trio", "scratch"]
 CLIENTS = 200
 
 
@@ -102,8 +102,8 @@ def server(request: pytest.FixtureRequest, running: dict[str, servers.Server]) -
     return running[request.param]
 
 
-def test_the_registry_names_the_six_models() -> None:
-    assert list(servers.MODELS) == ["iterative", "threaded", "prefork", "asyncio", "uvloop", "trio"]
+def test_the_registry_names_the_seven_models() -> None:
+    assert list(servers.MODELS) == ["iterative", "threaded", "prefork", "asyncio", "uvloop", "trio", "scratch"]
 
 
 def test_the_first_line_says_where_it_listens(server: servers.Server) -> None:

@@ -7,7 +7,8 @@ the modules differ only in how they wait:
 - ``threaded``: a thread per connection (``threaded.py``);
 - ``prefork``: N forked processes blocking in accept() on one socket (``prefork.py``);
 - ``asyncio`` and ``uvloop``: one event loop, asyncio Protocols (``asyncio.py``);
-- ``trio``: one event loop, a task per connection (``trio.py``).
+- ``trio``: one event loop, a task per connection (``trio.py``);
+- ``scratch``: chapter 5's from-scratch loop, a task per connection (``scratch.py``).
 
 Shared parts: ``sockets`` (listen, announce, stop on a signal), ``blocking`` (the connection loop
 of the three blocking models), ``workers`` (fork and supervise N processes), ``cli`` (``serve``).
@@ -64,6 +65,7 @@ MODELS: dict[str, Model] = {
         Model("asyncio", "in epoll, one asyncio event loop", "iolab.servers.asyncio", workers=True),
         Model("uvloop", "in epoll, one uvloop event loop", "iolab.servers.asyncio", workers=True),
         Model("trio", "in epoll, one trio event loop", "iolab.servers.trio"),
+        Model("scratch", "in epoll, the event loop built from scratch in chapter 5", "iolab.servers.scratch"),
     )
 }
 

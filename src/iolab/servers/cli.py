@@ -24,7 +24,7 @@ def add_serve(sub: Subparsers) -> None:
     )
     # The names are written out here, not read from iolab.servers, so that building the command
     # line of every other command does not import the servers.
-    p.add_argument("model", choices=["iterative", "threaded", "prefork", "asyncio", "uvloop", "trio"])
+    p.add_argument("model", choices=["iterative", "threaded", "prefork", "asyncio", "uvloop", "trio", "scratch"])
     p.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free one, printed)")
     p.add_argument("--backlog", type=_positive, default=BACKLOG, help=f"accept queue length (default {BACKLOG})")
     p.add_argument(

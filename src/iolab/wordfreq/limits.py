@@ -1,0 +1,76 @@
+"""The limits source 004 ran into, each with the error it gives and the fix it needs.
+
+- descriptors: every connection is a file descriptor, and ``ulimit -n`` caps them per process
+  (:func:`descriptor_limit`, :func:`raise_open_files`);
+- threads' memory: every thread reserves a stack of address space (:func:`thread_capacity`);
+- the listen backlog: the server's accept queue (``--backlog``; see ``counting.CONNECTING``).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import threading
+
+from iolab import procfs, procs
+from iolab.load import DescriptorLimit
+
+# Descriptors a client needs besides its sockets: stdio, the server's output pipe, epoll, trio's wakeup pipes.
+SPARE_FDS = 32
+
+
+def descriptor_limit(connections: int, opened: int, cause: OSError) -> DescriptorLimit:
+    """The error to raise when ``socket()`` fails with EMFILE: what the limit is and what to raise it to."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = connections + SPARE_FDS
+    return DescriptorLimit(
+        f"connection {opened + 1} of {connections} failed: {cause.strerror} (errno {cause.errno}). This process may "
+        f"open {soft} descriptors (ulimit -n {soft}, hard limit {hard}) and each connection is one. Raise the "
+        f"limit to at least {needed}: `ulimit -n {needed}` in the shell, or run fewer connections."
+    )
+
+
+def raise_open_files(connections: int) -> None:
+    """Raise this process's soft ``ulimit -n`` to fit ``connections`` (up to the hard limit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = connections + SPARE_FDS
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed if hard == resource.RLIM_INFINITY else min(needed, hard), hard))
+
+
+def _start_threads(spare_mb: int, stack_kib: int | None, limit: int, report: int) -> None:
+    # A forked child starts with its parent's address space (a notebook kernel's is large): allow that, plus spare_mb.
+    in_use_kb = int(procfs.status(os.getpid()).vm_size_kb)
+    resource.setrlimit(resource.RLIMIT_AS, (in_use_kb * 1024 + spare_mb * 2**20,) * 2)
+    threading.stack_size((stack_kib or 0) * 1024)
+    release, started, error = threading.Event(), 0, "none"
+    try:
+        for _ in range(limit):
+            threading.Thread(target=release.wait, daemon=True).start()
+            started += 1
+    except RuntimeError as exc:
+        error = str(exc)
+    finally:
+        release.set()
+    os.write(report, f"{started}\t{error}".encode())
+
+
+def thread_capacity(spare_mb: int, stack_kib: int | None = None, limit: int = 20_000) -> tuple[int, str]:
+    """Start idle threads in a child allowed ``spare_mb`` more address space (ulimit -v) until one fails or
+    ``limit`` run; how many started, and the error (``"none"``).
+
+    Besides its stack, each of the first threads gets a malloc arena (64 MiB of address space, up to
+    8 per core): the first few dozen threads cost more than the rest.
+    """
+    read_end, write_end = os.pipe()
+    try:
+        with procs.open_fork(_start_threads, spare_mb, stack_kib, limit, write_end) as child:
+            child.wait(timeout=120)
+        os.close(write_end)
+        write_end = -1
+        started, error = os.read(read_end, 4096).decode().split("\t", 1)
+        return int(started), error
+    finally:
+        os.close(read_end)
+        if write_end != -1:
+            os.close(write_end)

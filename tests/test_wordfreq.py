@@ -1,0 +1,90 @@
+"""iolab.wordfreq: the input file, the counting, and every client version reaching the same top-10."""
+
+from __future__ import annotations
+
+import collections
+import random
+import subprocess
+
+import pytest
+
+from iolab import procs
+from iolab.wordfreq import corpus, limits, run
+from iolab.wordfreq.counting import TopWords, WordStream
+
+CONNECTIONS, WORDS = 60, 5
+
+
+def test_the_shipped_input_is_small_and_regenerates_byte_for_byte() -> None:
+    text = corpus.PAIRS_PATH.read_text()
+    assert len(text.encode()) < 1_000_000
+    assert corpus.generate() == text
+    assert len(corpus.load()) == corpus.LINES
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_running_top_matches_a_full_count(seed: int) -> None:
+    rng = random.Random(seed)
+    words = rng.choices([f"w{i}" for i in range(40)], weights=[1 / (i + 1) for i in range(40)], k=3000)
+    top = TopWords()
+    for i, word in enumerate(words, 1):
+        top.add(word)
+        if i % 500 == 0:  # the running top is right at every moment, not only at the end
+            assert top.ranked() == corpus.ranked(collections.Counter(words[:i]))
+    assert top.words == len(words)
+
+
+def test_a_word_cut_between_two_reads_is_counted_once() -> None:
+    stream = WordStream()
+    assert stream.feed(b"alpha\nbe") == ["alpha"]
+    assert stream.feed(b"ta\ngam") == ["beta"]
+    assert stream.feed(b"ma\n") == ["gamma"]
+
+
+def test_the_expected_answer_grows_with_the_connections() -> None:
+    pairs = corpus.load()
+    few, many = corpus.expected_counts(pairs, 10, WORDS), corpus.expected_counts(pairs, 100, WORDS)
+    assert sum(few.values()) == 10 * WORDS and sum(many.values()) == 100 * WORDS
+    assert 0.05 * WORDS <= corpus.ideal_seconds(pairs, 10, WORDS) <= 0.15 * WORDS
+
+
+@pytest.mark.parametrize("model", list(run.CLIENTS))
+def test_every_client_version_reaches_the_same_top10(model: str) -> None:
+    # A server per version: the server hands out slices in accept order, from slice 0.
+    with run.open_word_server(WORDS) as port:
+        result = run.run_client(model, port, CONNECTIONS, timeout=60)
+    assert result["top10"] == corpus.expected_top(corpus.load(), CONNECTIONS, WORDS)
+    assert result["words"] == CONNECTIONS * WORDS
+    assert result["seconds"] >= corpus.ideal_seconds(corpus.load(), CONNECTIONS, WORDS)
+    assert result["peak_rss_mb"] >= result["rss_before_mb"] > 0
+
+
+def test_an_unknown_version_is_refused() -> None:
+    with pytest.raises(ValueError, match="threads, scratch, asyncio, trio"):
+        run.run_client("gevent", 1, 1)
+
+
+def test_the_cli_prints_one_json_object() -> None:
+    result = run.measure("scratch", 20, WORDS, timeout=60)
+    assert {"top10", "seconds", "peak_rss_mb", "connections", "cpu_s"} <= result.keys()
+    assert result["connections"] == 20 and len(result["top10"]) == 10
+
+
+def test_too_low_a_descriptor_limit_names_the_limit_and_the_fix() -> None:
+    result = run.measure("asyncio", 100, WORDS, open_files=60, timeout=60)
+    assert "Too many open files" in result["cause"]
+    assert "ulimit -n 60" in result["error"] and f"ulimit -n {100 + limits.SPARE_FDS}" in result["error"]
+
+
+def test_the_cli_help_runs_without_importing_the_clients() -> None:
+    out = subprocess.run(procs.python_argv("-m", "iolab", "wordfreq", "--help"), capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert "--connections" in out and "threads,scratch,asyncio,trio" in out
+    argv = run.client_argv("trio", 5, 3, open_files=100)
+    assert argv[-2:] == ["--open-files", "100"]
+
+
+def test_the_cli_names_the_same_versions_as_the_registry() -> None:
+    from iolab.wordfreq.cli import VERSIONS
+
+    assert VERSIONS == list(run.CLIENTS)
