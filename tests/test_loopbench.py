@@ -1,0 +1,22 @@
+"""iolab.loopbench: the event-loop benchmarks run real servers and report every run."""
+
+from __future__ import annotations
+
+from iolab import loopbench
+
+
+def test_compare_loops_interleaves_models_and_serves_without_errors():
+    df = loopbench.compare_loops(["asyncio", "uvloop"], connections=4, duration_s=0.5, repeats=2)
+    assert list(df.model) == ["asyncio", "uvloop", "asyncio", "uvloop"]
+    assert (df.rps > 0).all() and (df.errors == 0).all()
+    assert (df.p99_ms >= df.p50_ms).all()
+
+
+def test_an_inline_julia_set_delays_tiny_requests_by_about_its_own_cost():
+    df = loopbench.tiny_route_beside_cpu(False, julia_ms=60, julia_clients=1, rate=50, duration_s=1.0, alone_first=True)
+    alone, beside = df.set_index("case").loc["alone"], df.set_index("case").loc["beside Julia"]
+    assert alone.julia_rps == 0 and beside.julia_rps > 0
+    assert (df.errors == 0).all() and (df.requests > 0).all()
+    # A tiny request that arrives during a 60 ms computation waits for the rest of it.
+    assert beside.max_ms > 30
+    assert beside.max_ms > alone.max_ms

@@ -1,0 +1,72 @@
+"""iolab.looplag: the ticker sees a blocked loop, on asyncio and on trio."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import trio
+
+from iolab import julia, looplag, runners
+
+BLOCK_MS = 60
+
+
+def block() -> None:
+    julia.julia_for_ms(BLOCK_MS)  # CPU work without an await: the loop can run nothing else
+
+
+async def watched(watch, sleep, blocks: bool) -> looplag.LagProbe:
+    async with watch() as probe:
+        await sleep(0.05)
+        if blocks:
+            block()
+        await sleep(0.05)
+    return probe
+
+
+LIBRARIES = {
+    "asyncio": lambda blocks: runners.run_asyncio(watched, looplag.watch_asyncio, asyncio.sleep, blocks),
+    "trio": lambda blocks: runners.run_trio(watched, looplag.watch_trio, trio.sleep, blocks),
+}
+
+
+@pytest.mark.parametrize("library", list(LIBRARIES))
+def test_a_blocking_call_shows_as_lag_as_long_as_the_block(library):
+    blocked, idle = LIBRARIES[library](True), LIBRARIES[library](False)
+    assert blocked.summary()["lag_max_ms"] > BLOCK_MS * 0.6
+    assert idle.summary()["lag_max_ms"] < blocked.summary()["lag_max_ms"]
+    assert blocked.summary()["stalled_pct"] > idle.summary()["stalled_pct"]
+
+
+def test_summary_percentiles_use_nearest_rank():
+    probe = looplag.LagProbe(0.001)
+    start = probe.started
+    for i, lag in enumerate([1.0, 2.0, 3.0, 4.0, 100.0]):
+        probe.record(start + i * 0.01, start + i * 0.01 + lag / 1000)
+    row = probe.summary()
+    assert row["wakeups"] == 5
+    assert row["lag_p50_ms"] == pytest.approx(3.0)
+    assert row["lag_p99_ms"] == pytest.approx(100.0)
+    assert row["lag_max_ms"] == pytest.approx(100.0)
+
+
+def test_an_empty_probe_summarises_to_nan():
+    row = looplag.LagProbe(0.001).summary()
+    assert row["wakeups"] == 0 and row["lag_max_ms"] != row["lag_max_ms"]
+
+
+def test_debug_mode_logs_a_slow_callback_and_names_the_task():
+    async def blocks() -> None:
+        block()
+
+    async def main() -> None:
+        asyncio.get_running_loop().slow_callback_duration = 0.03
+        await asyncio.create_task(blocks(), name="blocker")
+
+    with looplag.capture_slow_callbacks() as messages:
+        runners.run_asyncio(main, debug=True)
+    assert any("took" in m and "blocker" in m for m in messages), messages
+    with looplag.capture_slow_callbacks() as quiet:
+        runners.run_asyncio(main)
+    assert quiet == [], "without debug mode, asyncio says nothing"
