@@ -1,0 +1,169 @@
+"""The upstreams and the service, for real: processes, sockets, faults, and the bandwidth law.
+
+Every run here is small (a few hundred requests, a few threads) so that the suite stays short on a
+busy two-core machine; assertions are orderings and loose ratios, never absolute timings.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+
+import pytest
+
+from iolab import procfs
+from iolab.load import LoadSpec, run_load
+from iolab.upstreams import RunSpec, memory, open_upstreams, run_service, run_upstreams
+from iolab.upstreams.experiments import law_rate, probe
+from iolab.upstreams.run import open_parked_service
+from iolab.upstreams.service import ServiceSpec
+from iolab.upstreams.sync import BlockingCaller
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(scope="module")
+def faults():
+    with open_upstreams("50ms,refuse,reset,hang") as upstreams:
+        yield upstreams
+
+
+def test_each_endpoint_answers_or_fails_as_its_spec_says(faults):
+    table = probe(faults, timeout_s=0.3).set_index("endpoint")
+    assert table.outcome.to_dict() == {"50ms": "ok", "refuse": "refused", "reset": "reset", "hang": "timeout"}
+    assert table.loc["50ms", "ms"] >= 50
+    assert table.loc["refuse", "ms"] < 50 and table.loc["reset", "ms"] < 50  # a refusal is news at once
+    assert table.loc["hang", "ms"] >= 300  # only the timeout ends a call to a black hole
+
+
+def test_the_kit_load_generator_sees_the_same_faults(faults):
+    def load(index: int, timeout_s: float = 2.0):
+        spec = LoadSpec(faults.url(index), mode="open", rate=50, duration_s=1.0, connections=8, timeout_s=timeout_s, workers=1)
+        return run_load(spec)
+
+    answering = load(0)
+    assert answering.error_count == 0 and answering.requests >= 40
+    assert 50 <= answering.percentiles("latency")["p50"] < 150
+    refused = load(1)
+    assert refused.requests == 0 and refused.errors.get("refused", 0) > 0
+    reset = load(2)
+    assert reset.requests == 0 and set(reset.errors) <= {"reset", "closed"} and reset.error_count > 0
+    hanging = load(3, timeout_s=0.2)
+    assert hanging.requests == 0 and hanging.errors.get("timeout", 0) > 0
+
+
+def test_a_malformed_request_gets_a_4xx(faults):
+    with socket.create_connection(("127.0.0.1", faults.ports[0]), timeout=5) as sock:
+        sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        assert sock.recv(100).startswith(b"HTTP/1.1 400")
+
+
+def test_a_keepalive_connection_serves_many_calls(faults):
+    caller = BlockingCaller(ServiceSpec("sync", 1.0, 1, faults.endpoints, faults.ports))
+    assert [caller.call(0) for _ in range(3)] == ["ok"] * 3
+    first = caller.socks[0]
+    assert caller.call(0) == "ok" and caller.socks[0] is first
+    caller.close()
+
+
+def test_sync_pool_reaches_the_bandwidth_law_and_async_holds_the_rate():
+    # 4 threads, 50 ms calls: 4 / 0.05 = 80 answers a second, though 200 arrive.
+    with open_upstreams("50ms*2") as upstreams:
+        sync = run_service(RunSpec(200, 600, "50ms*2", "sync", threads=4, max_seconds=5), upstreams)
+        asynchronous = run_service(RunSpec(200, 600, "50ms*2", "async", max_seconds=5), upstreams)
+    law = law_rate(RunSpec(200, 600, "50ms*2", "sync", threads=4))
+    assert law == pytest.approx(80)
+    assert 0.7 * law <= sync.avg_rate <= 1.05 * law, sync.rate_per_second()
+    assert asynchronous.avg_rate >= 0.9 * 200
+    assert sync.overhead_percentiles()["p50"] > 10 * asynchronous.overhead_percentiles()["p50"]  # the queue
+
+
+def test_one_slow_upstream_collapses_sync_but_not_async():
+    with open_upstreams("20ms*4,3s") as upstreams:
+        specs = [RunSpec(100, 300, "20ms*4,3s", model, threads=5, max_seconds=5) for model in ("sync", "async")]
+        sync, asynchronous = (run_service(spec, upstreams) for spec in specs)
+    assert asynchronous.avg_rate >= 0.9 * 80  # four in five succeed
+    assert sync.avg_rate < 0.25 * asynchronous.avg_rate
+    assert sync.unfinished > 0  # the run stopped with requests still queued
+    assert asynchronous.failures() == {"late": 60}  # every call to the 3 s upstream, and only those
+
+
+def test_a_client_timeout_gives_the_sync_pool_its_healthy_calls_back():
+    spec = RunSpec(100, 300, "20ms*4,hang", "sync", threads=5, timeout_s=0.05, max_seconds=8)
+    result = run_upstreams(spec)
+    assert result.avg_rate >= 0.85 * 80
+    assert result.failures() == {"timeout": 60}
+    assert result.unfinished == 0
+
+
+def test_refusals_and_resets_fail_fast_in_both_models():
+    with open_upstreams("20ms*3,refuse,reset") as upstreams:
+        for model in ("sync", "async"):
+            result = run_service(RunSpec(200, 400, "20ms*3,refuse,reset", model, threads=5), upstreams)
+            assert result.failures() == {"refused": 80, "reset": 80}, model
+            assert result.succeeded == 240
+
+
+def test_an_upstream_limit_turns_the_black_holes_share_away_and_nothing_else():
+    # 25 req/s and 20 ms calls: every healthy call ends before the next request arrives, so only
+    # the black hole's calls pile up, and the counts below are exact.
+    with open_upstreams("20ms*4,hang") as upstreams:
+        per_upstream = run_service(RunSpec(25, 75, "20ms*4,hang", "async", limit=3), upstreams)
+        service_wide = run_service(RunSpec(25, 75, "20ms*4,hang", "async", limit=3, limit_scope="service"), upstreams)
+    # The black hole gets 15 requests: 3 are admitted and hang (late), 12 are rejected at once.
+    assert per_upstream.failures() == {"late": 3, "rejected": 12}
+    assert per_upstream.succeeded == 60
+    assert per_upstream.memory_timeline().in_flight.max() <= 3 + 1
+    # One limit for the whole service: after the black hole's third request (request 14) its hung
+    # calls hold every slot, and the healthy requests are turned away with its own.
+    assert service_wide.failures()["late"] == 3
+    assert service_wide.succeeded <= 15
+
+
+def test_async_without_a_limit_keeps_every_hung_call_open():
+    result = run_upstreams(RunSpec(200, 400, "20ms*4,hang", "async"))
+    memory = result.memory_timeline()
+    assert result.failures() == {"late": 80}
+    assert memory.in_flight.max() >= 70  # every call to the black hole, still waiting at the end
+    assert memory.fds.max() >= memory.in_flight.max()  # each one holds a socket
+
+
+def test_a_parked_pool_has_its_threads_and_reserves_a_stack_for_each():
+    env = memory.ENV  # one malloc arena, or each thread that allocates may reserve 64 MiB for its own
+    with open_parked_service("sync", threads=1, env=env) as one, open_parked_service("sync", threads=101, stack_kb=1024, env=env) as many:
+        a, b = procfs.status(one.pid), procfs.status(many.pid)
+    assert b.threads - a.threads == 100
+    per_thread_virtual_kb = (b.vm_size_kb - a.vm_size_kb) / 100
+    per_thread_resident_kb = (b.vm_rss_kb - a.vm_rss_kb) / 100
+    assert 900 < per_thread_virtual_kb < 1300  # the 1 MiB asked for (and a guard page)
+    assert per_thread_resident_kb < 100  # only the pages touched
+
+
+def test_cli_prints_the_source_figures_as_json():
+    argv = [
+        "python", "-m", "iolab", "upstreams", "--rate", "200", "--num-req", "400",
+        "--latency", "20ms*4,refuse", "--json", "sync", "--threads", "5",
+    ]
+    argv[0] = __import__("sys").executable
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout
+    summary = json.loads(out)
+    assert {"avg_rate", "stddev_rate", "overhead_ms", "succeeded", "failed", "seconds"} <= summary.keys()
+    assert {"p50", "p90", "p99", "p100"} <= summary["overhead_ms"].keys()
+    assert (summary["succeeded"], summary["failed"]) == (320, 80)
+
+
+def test_cli_refuses_a_bad_spec_with_the_grammar():
+    argv = [__import__("sys").executable, "-m", "iolab", "upstreams", "--rate", "100", "--num-req", "10", "--latency", "20xs", "async"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "neither a latency nor a fault" in done.stderr
+
+
+def test_the_run_stops_at_its_time_limit():
+    start = time.monotonic()
+    result = run_upstreams(RunSpec(100, 200, "20ms,hang", "sync", threads=2, max_seconds=2))
+    assert time.monotonic() - start < 15
+    assert result.seconds == pytest.approx(2, abs=0.3)
+    assert result.unfinished > 0
