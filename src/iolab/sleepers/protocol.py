@@ -1,0 +1,140 @@
+"""What every sleepers program prints, in every language, and how the runner reads it back.
+
+A program runs ``COUNT`` sleepers (or blocked readers) and speaks three kinds of line on stdout:
+
+- ``READY <started>``: all of them have been started (the runner starts counting threads then);
+- ``DONE <completed>``: all have finished; the blocked readers never do, and a program that holds
+  them until its time is up says ``DONE 0`` as it leaves;
+- ``FAILED <started> <json>``: starting one more failed; the JSON holds the error message and the
+  program's own readings at that moment (threads, memory mappings, tasks on the machine).
+
+The programs count finished sleepers instead of printing a line each, as source 003's did: 100,000
+lines through a pipe would measure the terminal, not the runtime.
+
+The Python programs (``threads``, ``asyncio``, ``trio``) share the command line parsed here:
+``python -m iolab.sleepers.RUNTIME MODE COUNT SECONDS [FIFO]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+# Imported now, not when needed: at the memory-map limit, loading a module's .so fails too.
+from iolab.sleepers.limits import readings
+
+# sleep: each sleeper sleeps SECONDS. pipe: each blocks in a read of a FIFO nobody writes to.
+# socket: each blocks in a read of a socket whose peer never writes. In the blocked modes SECONDS
+# is how long the program holds its readers before leaving by itself (the runner stops it sooner).
+MODES = ("sleep", "pipe", "socket")
+# Exit code of a program that could not start all its sleepers (it printed FAILED first).
+EXIT_FAILED = 3
+
+LINE = re.compile(r"^(READY|DONE|FAILED) (\d+)(?: (.*))?$")
+
+
+@dataclass(frozen=True)
+class Args:
+    """A Python program's command line."""
+
+    mode: str
+    count: int
+    seconds: float
+    fifo: str | None = None
+
+
+def parse_args(argv: list[str]) -> Args:
+    """``MODE COUNT SECONDS [FIFO]``; SystemExit with a usage line if malformed."""
+    usage = f"usage: {os.path.basename(sys.argv[0])} {{{'|'.join(MODES)}}} COUNT SECONDS [FIFO]"
+    if len(argv) not in (3, 4) or argv[0] not in MODES:
+        raise SystemExit(usage)
+    try:
+        args = Args(argv[0], int(argv[1]), float(argv[2]), argv[3] if len(argv) == 4 else None)
+    except ValueError:
+        raise SystemExit(usage) from None
+    if args.count < 0 or args.seconds < 0:
+        raise SystemExit(f"{usage}\nCOUNT and SECONDS must not be negative")
+    if args.mode == "pipe" and not args.fifo:
+        raise SystemExit(f"{usage}\npipe mode needs the FIFO to read from")
+    return args
+
+
+def ready(started: int) -> None:
+    """Announce that ``started`` sleepers are running."""
+    print(f"READY {started}", flush=True)
+
+
+def done(completed: int) -> None:
+    """Announce that ``completed`` sleepers have finished."""
+    print(f"DONE {completed}", flush=True)
+
+
+def failed(started: int, error: BaseException | str) -> None:
+    """Announce that the sleeper after ``started`` could not start, with this process's readings."""
+    details = {"error": str(error) or type(error).__name__, **readings(os.getpid())}
+    print(f"FAILED {started} {json.dumps(details)}", flush=True)
+
+
+def start_all(count: int, start_one: Callable[[], object]) -> int:
+    """Call ``start_one`` ``count`` times and say READY; if one fails, say FAILED and exit at once.
+
+    Exiting at once, without cleaning up: thousands of started threads or tasks cannot all be ended
+    politely, and the readings printed are what the runner needs.
+    """
+    started = 0
+    try:
+        for _ in range(count):
+            start_one()
+            started += 1
+    # RuntimeError: Python's "can't start new thread"; OSError: out of descriptors; MemoryError:
+    # out of address space.
+    except (RuntimeError, OSError, MemoryError) as exc:
+        failed(started, exc)
+        os._exit(EXIT_FAILED)
+    ready(started)
+    return started
+
+
+def open_fifo(path: str) -> int:
+    """The FIFO at ``path``, opened for reading *and* writing: it has a writer, so reads never see end-of-file."""
+    return os.open(path, os.O_RDWR)
+
+
+def silent_socket(keep: list[socket.socket]) -> socket.socket:
+    """One end of a new socket pair; the other end stays open in ``keep`` and never sends."""
+    mine, peer = socket.socketpair()
+    keep += [mine, peer]
+    return mine
+
+
+@dataclass
+class Report:
+    """What a program said about itself, parsed from its output lines."""
+
+    started: int | None = None
+    completed: int | None = None
+    failed: dict[str, Any] | None = None  # the FAILED details; None if it did not print one
+    other: list[str] = field(default_factory=list)  # anything else it printed (a crash report)
+
+
+def parse_output(lines: list[str]) -> Report:
+    """The report in a program's output; lines that are not protocol go to ``other``."""
+    report = Report()
+    for line in lines:
+        match = LINE.match(line.strip())
+        if not match:
+            report.other.append(line)
+        elif match[1] == "READY":
+            report.started = int(match[2])
+        elif match[1] == "DONE":
+            report.completed = int(match[2])
+        else:
+            report.started = int(match[2])
+            report.failed = json.loads(match[3] or "{}")
+    return report
