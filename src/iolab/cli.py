@@ -13,8 +13,16 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from iolab.io_cli import add_io_commands
+from iolab.db.cli import add_db
 from iolab.load.cli import add_load
+from iolab.locks_cli import add_locks
+from iolab.looplag_cli import add_looplag
+from iolab.prefork_cli import add_balance
 from iolab.servers.cli import add_serve
+from iolab.sleepers.cli import add_sleepers
+from iolab.upstreams.cli import add_upstreams
+from iolab.wordfreq.cli import add_wordfreq
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -139,6 +147,14 @@ COMMANDS: list[Callable[[Subparsers], None]] = [
     add_costs,
     add_cow,
     add_julia,
+    add_db,
+    add_io_commands,
+    add_wordfreq,
+    add_balance,
+    add_looplag,
+    add_upstreams,
+    add_locks,
+    add_sleepers,
 ]
 
 

@@ -29,6 +29,24 @@ PALETTE: dict[str, Any] = {
     "scratch": _CB[6],
     "go": _CB[9],
     "node": _CB[3],
+    # chapter 10: the shoot-out's runtimes ("threads" is Python's threads, coloured as "thread")
+    "threads": _CB[1],
+    "ruby": _CB[7],
+    # chapter 8: ways to share a counter or a stream (a lock and a mutex are one idea; a group
+    # commit is a batch)
+    "batched": _CB[2],
+    "atomic": _CB[0],
+    "lock": _CB[3],
+    "mutex": _CB[3],
+    "queue": _CB[4],
+    "no lock": _CB[5],
+    "coarse lock": _CB[3],
+    "queue to owner": _CB[4],
+    "queue + group commit": _CB[2],
+    # chapter 4: variants of the pre-fork and asyncio servers, in shades of their model's colour
+    "prefork --reuseport": sns.dark_palette(_CB[0], 4)[2],
+    "asyncio --offload": sns.light_palette(_CB[2], 4)[2],
+    "asyncio per core": sns.dark_palette(_CB[2], 4)[2],
     "published": (0.55, 0.55, 0.55),
     "reference": (0.35, 0.35, 0.35),
 }
