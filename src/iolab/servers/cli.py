@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from iolab.argtypes import positive_int
 from iolab.servers.sockets import BACKLOG
 
 Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
-    return value
 
 
 def add_serve(sub: Subparsers) -> None:
@@ -26,10 +20,10 @@ def add_serve(sub: Subparsers) -> None:
     # line of every other command does not import the servers.
     p.add_argument("model", choices=["iterative", "threaded", "prefork", "asyncio", "uvloop", "trio", "scratch"])
     p.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free one, printed)")
-    p.add_argument("--backlog", type=_positive, default=BACKLOG, help=f"accept queue length (default {BACKLOG})")
+    p.add_argument("--backlog", type=positive_int, default=BACKLOG, help=f"accept queue length (default {BACKLOG})")
     p.add_argument(
         "--workers",
-        type=_positive,
+        type=positive_int,
         help="prefork: processes (default: one per core); asyncio/uvloop: N processes, one loop each",
     )
     p.add_argument("--reuseport", action="store_true", help="prefork: a SO_REUSEPORT socket per worker")

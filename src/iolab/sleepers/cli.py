@@ -5,14 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from iolab.argtypes import non_negative_int
+
 Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
-
-
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
 
 
 def _seconds(text: str) -> float:
@@ -34,7 +29,7 @@ def add_sleepers(sub: Subparsers) -> None:
     )
     # Written out, not read from iolab.sleepers, so that building the command line imports nothing.
     p.add_argument("--runtime", required=True, choices=["threads", "asyncio", "trio", "go", "node", "ruby"])
-    p.add_argument("--count", type=_count, default=10_000, help="sleepers (default 10,000)")
+    p.add_argument("--count", type=non_negative_int, default=10_000, help="sleepers (default 10,000)")
     p.add_argument("--seconds", type=_seconds, default=10.0, help="how long each sleeps (default 10)")
     p.add_argument("--mode", choices=["sleep", "pipe", "socket"], default="sleep",
                    help="sleep (default), or block each in a read of a pipe / a socket that never gets data")

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from iolab.argtypes import positive_int
+
 Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 EPILOG = """\
@@ -20,13 +22,6 @@ Examples:
   python -m iolab upstreams --rate 1000 --num-req 5000 --latency "20ms*9,hang" --timeout 0.1 sync --threads 50
 Run the upstreams alone (to poke them with curl): python -m iolab.upstreams.server "20ms*9,hang"
 """
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
-    return value
 
 
 def _seconds(text: str) -> float:
@@ -67,7 +62,7 @@ def add_upstreams(sub: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--rate", type=float, required=True, metavar="R", help="requests per second")
-    p.add_argument("--num-req", "--num_req", type=_positive_int, required=True, metavar="N", help="requests in all")
+    p.add_argument("--num-req", "--num_req", type=positive_int, required=True, metavar="N", help="requests in all")
     p.add_argument("--latency", required=True, metavar="SPEC", help='the upstreams, e.g. "20ms*9,30s" (see below)')
     p.add_argument("--timeout", type=_seconds, metavar="S", help="client timeout per upstream call (default: none)")
     p.add_argument("--late", type=_seconds, default=1.0, metavar="S", help="answers this slow count as failed (default 1 s, as in the source)")
@@ -75,10 +70,10 @@ def add_upstreams(sub: Subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     models = p.add_subparsers(dest="model", required=True, metavar="MODEL")
     sync = models.add_parser("sync", help="a fixed pool of threads doing blocking calls")
-    sync.add_argument("--threads", "-t", type=_positive_int, required=True, help="threads in the pool")
+    sync.add_argument("--threads", "-t", type=positive_int, required=True, help="threads in the pool")
     asynchronous = models.add_parser("async", help="one event loop, a task per request")
     asynchronous.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio")
-    asynchronous.add_argument("--limit", type=_positive_int, metavar="N", help="at most N calls in flight; more are rejected at once")
+    asynchronous.add_argument("--limit", type=positive_int, metavar="N", help="at most N calls in flight; more are rejected at once")
     asynchronous.add_argument("--limit-scope", choices=["upstream", "service"], default="upstream", help="count the limit per upstream (default) or for the whole service")
 
     def run(args: argparse.Namespace) -> int:

@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
+from iolab.argtypes import positive_int
 from iolab.servers import sockets
-from iolab.servers.cli import _positive  # the serve command's check: a count of at least 1
 from iolab.servers.sockets import BACKLOG
 
 Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -23,13 +23,13 @@ def add_wordfreq(sub: Subparsers) -> None:
         "the top-10 words, the run time, the peak memory and the CPU time of the client.",
     )
     p.add_argument("--model", choices=VERSIONS, default="scratch", help="the client version (default scratch)")
-    p.add_argument("--connections", type=_positive, default=100, help="concurrent connections (default 100)")
-    p.add_argument("--words", type=_positive, default=20, help="words per connection, 50-150 ms apart (default 20)")
-    p.add_argument("--backlog", type=_positive, default=BACKLOG, help=f"the server's accept queue (default {BACKLOG})")
-    p.add_argument("--open-files", type=_positive, metavar="N",
+    p.add_argument("--connections", type=positive_int, default=100, help="concurrent connections (default 100)")
+    p.add_argument("--words", type=positive_int, default=20, help="words per connection, 50-150 ms apart (default 20)")
+    p.add_argument("--backlog", type=positive_int, default=BACKLOG, help=f"the server's accept queue (default {BACKLOG})")
+    p.add_argument("--open-files", type=positive_int, metavar="N",
                    help="set this process's ulimit -n to N first (to reproduce source 004's crash); "
                    "default: raise it as far as the connections need")
-    p.add_argument("--stack-kib", type=_positive, help="threads: each thread's stack size (default: ulimit -s)")
+    p.add_argument("--stack-kib", type=positive_int, help="threads: each thread's stack size (default: ulimit -s)")
     p.add_argument("--timeout", type=float, default=300.0, help="give up after this many seconds (default 300)")
     p.add_argument("--serve", action="store_true", help="only run the word server, until Ctrl-C")
     p.add_argument("--port", type=int, default=0, help="--serve: the port (default 0: a free one, printed)")
