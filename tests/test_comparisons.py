@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from iolab.comparisons import COLUMNS, Variant, load_matrix
+from iolab.comparisons import Variant, load_matrix
+from iolab.sweeps import FIGURES
 
 
 def test_matrix_has_a_row_per_run_and_shows_a_worker_tied_by_keepalive() -> None:
     df = load_matrix([Variant("prefork x1", "prefork", 1), Variant("asyncio", "asyncio")], ["/"], [1, 2], 0.5, progress=False)
-    assert list(df.columns) == ["server", "target", "clients", "repeat", *COLUMNS]
+    assert list(df.columns) == ["server", "target", "clients", "repeat", *FIGURES, "error_kinds"]
     assert len(df) == 4
     rows = df.set_index(["server", "clients"])
     # One pre-fork worker holds one keep-alive client: the second never gets an answer.

@@ -1,7 +1,9 @@
 """Load a set of servers one after another: each variant x target x number of clients, a row each.
 
-A *variant* is a server model with its settings ("prefork, 2 workers", "asyncio --offload"); its
-``open()`` starts it for the duration of its rows, so that two variants never share the CPU.
+A *variant* is a server model with its settings ("prefork, 2 workers", "asyncio --offload"), or any
+server with a label and an ``open()`` (chapter 4's Node.js server); ``open()`` starts it for the
+duration of its rows, so that two variants never share the CPU. This is :func:`iolab.sweeps.sweep`
+for servers that are not all the kit's: the figures of each run are the same (``sweeps.figures``).
 """
 
 from __future__ import annotations
@@ -15,10 +17,7 @@ import pandas as pd
 
 from iolab.load import LoadSpec, run_load
 from iolab.servers import Server, open_server
-
-# The headline columns of a row, besides the variant, target and clients.
-COLUMNS = ["rps", "requests", "errors", "never_served", "p50_ms", "p90_ms", "p99_ms", "max_ms"]
-
+from iolab.sweeps import figures
 
 class Running(Protocol):
     """What a started variant offers: its base URL (``http://127.0.0.1:PORT``) and its (parent) pid."""
@@ -54,11 +53,10 @@ class Variant:
             yield server
 
 
-def load_row(url: str, clients: int, duration_s: float, keepalive: bool = True, timeout_s: float = 5.0) -> dict[str, float]:
-    """The headline figures of one closed-loop run of ``clients`` clients on ``url``."""
+def load_row(url: str, clients: int, duration_s: float, keepalive: bool = True, timeout_s: float = 5.0) -> dict[str, object]:
+    """The headline figures (``iolab.sweeps.FIGURES``) of one closed-loop run of ``clients`` clients on ``url``."""
     spec = LoadSpec(url, connections=clients, duration_s=duration_s, keepalive=keepalive, timeout_s=timeout_s)
-    summary = run_load(spec).to_dict()
-    return {key: summary[key] for key in COLUMNS}
+    return figures(run_load(spec))
 
 
 def load_matrix(
