@@ -32,8 +32,10 @@ book: env
 
 test: unit notebooks
 
+# Tests marked solo measure CPU time or timing: they run after the others, one at a time.
 unit: env
-	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -n 2 tests
+	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -n 2 -m "not solo" tests
+	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -m solo tests
 
 # Notebooks that measure CPU scaling or throughput need the cores to themselves: they run one at a
 # time, first.

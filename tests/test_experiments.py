@@ -41,6 +41,7 @@ def test_run_together_times_every_process():
 
 
 @pytest.mark.skipif(machine.cores() < 2, reason="needs two cores")
+@pytest.mark.solo  # measures CPU time or timing: needs the cores to itself
 def test_two_jobs_on_two_cores_take_about_as_long_as_one():
     job = functools.partial(julia.julia, *julia.size_for_ms(150))
     medians = parallel.scaling([1, 2], job, repeats=3).groupby("processes").seconds.median()

@@ -31,6 +31,7 @@ LIBRARIES = {
 }
 
 
+@pytest.mark.solo  # measures CPU time or timing: needs the cores to itself
 @pytest.mark.parametrize("library", list(LIBRARIES))
 def test_a_blocking_call_shows_as_lag_as_long_as_the_block(library):
     blocked, idle = LIBRARIES[library](True), LIBRARIES[library](False)

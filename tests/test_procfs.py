@@ -2,6 +2,8 @@ import os
 import threading
 import time
 
+import pytest
+
 from iolab import procfs
 from iolab.procs import open_fork
 
@@ -23,6 +25,7 @@ def test_status_of_this_process_counts_its_threads():
             t.join()
 
 
+@pytest.mark.solo  # measures CPU time or timing: needs the cores to itself
 def test_a_child_blocked_in_read_sleeps_and_a_busy_child_runs():
     r, w = os.pipe()
 

@@ -106,6 +106,7 @@ def test_refusals_and_resets_fail_fast_in_both_models():
             assert result.succeeded == 240
 
 
+@pytest.mark.solo  # measures CPU time or timing: needs the cores to itself
 def test_an_upstream_limit_turns_the_black_holes_share_away_and_nothing_else():
     # 25 req/s and 20 ms calls: every healthy call ends before the next request arrives, so only
     # the black hole's calls pile up, and the counts below are exact.
