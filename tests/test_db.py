@@ -108,10 +108,22 @@ def test_a_backend_process_is_forked_per_connection_and_exits_with_it():
         assert all(p.ppid() == db.pid for p in db.processes())
 
 
+@pytest.fixture
+def private_tempdir(monkeypatch):
+    """A temporary directory of this test's own for open_postgres' data directories: under
+    ``pytest -n``, other workers create and remove theirs in the shared one meanwhile."""
+    path = tempfile.mkdtemp(prefix="iolab-t-")  # short: the server's socket path must fit 107 bytes
+    os.chmod(path, 0o711)  # as root, the server runs as another user, who must reach its data directory
+    monkeypatch.setattr(tempfile, "tempdir", path)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.mark.parametrize("delay_s", [0.3, 1.5])
-def test_an_interrupt_while_the_server_starts_leaves_no_process_and_no_directory(delay_s):
-    pattern = os.path.join(tempfile.gettempdir(), "iolab-pg-*")
+def test_an_interrupt_while_the_server_starts_leaves_no_process_and_no_directory(delay_s, private_tempdir):
+    pattern = os.path.join(private_tempdir, "iolab-pg-*")
     before = set(glob.glob(pattern))
+    assert not before
     timer = threading.Timer(delay_s, os.kill, (os.getpid(), signal.SIGINT))  # a Ctrl-C in a notebook cell
     timer.start()
     try:
