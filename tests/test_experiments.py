@@ -45,4 +45,6 @@ def test_run_together_times_every_process():
 def test_two_jobs_on_two_cores_take_about_as_long_as_one():
     job = functools.partial(julia.julia, *julia.size_for_ms(150))
     medians = parallel.scaling([1, 2], job, repeats=3).groupby("processes").seconds.median()
-    assert medians[2] / medians[1] < 1.5
+    # 2.0 would mean the two jobs took turns on one core. Virtual CPUs that the host maps onto one
+    # physical core's two hardware threads land between: 1.2-1.55 measured on the course machine.
+    assert medians[2] / medians[1] < 1.7
