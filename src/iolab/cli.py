@@ -138,23 +138,24 @@ def add_julia(sub: Subparsers) -> None:
     p.set_defaults(run=run)
 
 
+# Tools first, then each chapter's instruments in the order of the course.
 COMMANDS: list[Callable[[Subparsers], None]] = [
     add_serve,
     add_load,
     add_guard,
     add_machine,
     add_ps,
-    add_costs,
+    add_costs,  # 1 processes and fork
     add_cow,
     add_julia,
-    add_db,
-    add_io_commands,
-    add_wordfreq,
-    add_balance,
-    add_looplag,
-    add_upstreams,
-    add_locks,
-    add_sleepers,
+    add_io_commands,  # 2-3 blocking I/O, sockets: readiness, backlog
+    add_balance,  # 4 pre-fork servers
+    add_wordfreq,  # 5 an event loop from scratch
+    add_looplag,  # 6 asyncio and trio
+    add_upstreams,  # 7 upstreams
+    add_locks,  # 8 locks
+    add_db,  # 9 databases
+    add_sleepers,  # 10 c10k
 ]
 
 
