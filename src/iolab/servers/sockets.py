@@ -34,6 +34,14 @@ class Stop(BaseException):
     """
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now, for a program that cannot be given port 0 (nginx,
+    PostgreSQL). Another process may take it before the program binds it: a small race, accepted."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
 def open_listener(port: int = 0, backlog: int = BACKLOG, reuseport: bool = False) -> socket.socket:
     """A TCP socket listening on 127.0.0.1:``port`` (0: the kernel picks a free port)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
