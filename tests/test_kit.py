@@ -46,3 +46,20 @@ def test_cli_prints_json_tables(capsys):
     assert main(["costs", "--forks", "5", "--threads", "5", "--tasks", "5", "--repeats", "1", "--json"]) == 0
     rows = pd.read_json(__import__("io").StringIO(capsys.readouterr().out))
     assert set(rows.kind) == {"process (fork)", "thread", "asyncio task"}
+
+
+def test_raising_the_open_files_limit_stops_at_the_hard_limit() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import resource; from iolab.machine import raise_open_files_limit as r\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))\n"
+        "r(100); a = resource.getrlimit(resource.RLIMIT_NOFILE)[0]\n"
+        "r(50); b = resource.getrlimit(resource.RLIMIT_NOFILE)[0]\n"
+        "r(); c = resource.getrlimit(resource.RLIMIT_NOFILE)[0]\n"
+        "print(a, b, c == hard)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["100", "100", "True"]  # raised to what is needed, never lowered, at most the hard limit

@@ -58,3 +58,15 @@ def describe() -> str:
 def open_files_limit() -> tuple[int, int]:
     """``ulimit -n``: the (soft, hard) limit on open descriptors, sockets included."""
     return resource.getrlimit(resource.RLIMIT_NOFILE)
+
+
+def raise_open_files_limit(needed: int | None = None) -> None:
+    """Raise the soft ``ulimit -n`` to ``needed`` descriptors (None: to the hard limit), never past the hard one.
+
+    No privilege is needed to go up to the hard limit; a shell's soft default (often 1,024) would
+    otherwise fail an experiment with thousands of sockets for a reason that is not its subject.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if needed is None else (needed if hard == resource.RLIM_INFINITY else min(needed, hard))
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

@@ -28,6 +28,7 @@ from typing import Any
 from iolab.load.client import Connection, request_bytes
 from iolab.load.histogram import Histogram
 from iolab.load.model import LoadSpec
+from iolab.machine import raise_open_files_limit
 
 # How long a worker waits for the manager's start signal before giving up on it.
 START_TIMEOUT_S = 30.0
@@ -354,14 +355,6 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _raise_descriptor_limit(needed: int) -> None:
-    # The soft limit may be raised up to the hard one without privileges; the manager has
-    # already checked that the hard limit suffices.
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < needed:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(needed, hard) if hard != resource.RLIM_INFINITY else needed, hard))
-
-
 async def run_share(share: Share) -> dict[str, Any]:
     """Wait for SIGUSR1, run ``share`` and return its result (CPU seconds included)."""
     loop = asyncio.get_running_loop()
@@ -388,7 +381,8 @@ def main(argv: list[str]) -> int:
     import uvloop
 
     share = Share.from_json(argv[1])
-    _raise_descriptor_limit(share.connections + SPARE_FDS)
+    # The manager has already checked that the hard limit suffices.
+    raise_open_files_limit(share.connections + SPARE_FDS)
     result = uvloop.run(run_share(share))
     print("RESULT " + json.dumps(result), flush=True)
     return 0

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from iolab import procs
 from iolab.http import Connection, HttpError, Request, Response
+from iolab.machine import raise_open_files_limit
 from iolab.servers import sockets
-from iolab.upstreams.service import raise_descriptor_limit
 from iolab.upstreams.spec import ANSWER, Endpoint, format_spec, parse_spec
 
 READY = "upstreams listening on 127.0.0.1 ports {ports}"
@@ -151,7 +151,7 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    raise_descriptor_limit()
+    raise_open_files_limit()  # one endpoint may hold thousands of hung calls
     listeners = open_sockets(endpoints)
     try:
         asyncio.run(serve_upstreams(endpoints, listeners))

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from iolab import procfs
+from iolab.machine import raise_open_files_limit
 from iolab.upstreams.spec import Endpoint
 
 NAN = math.nan
@@ -207,17 +208,6 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def raise_descriptor_limit() -> None:
-    """Raise this process's soft limit on open files to the hard one.
-
-    A calls-in-flight experiment should fail for its own reasons (a black hole holding thousands of
-    sockets), not because a shell left the soft limit at a conservative 1,024.
-    """
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
 def finish_process(result: dict[str, Any] | None) -> None:
     """Print the result line and end the process now, hanging calls and all."""
     if result is not None:
@@ -230,7 +220,9 @@ def finish_process(result: dict[str, Any] | None) -> None:
 def main(argv: list[str]) -> int:
     """Run the service spec given as JSON in ``argv[1]``."""
     spec = ServiceSpec.from_json(argv[1])
-    raise_descriptor_limit()
+    # Calls in flight should fail for their own reasons (a black hole holding thousands of
+    # sockets), not because a shell left the soft limit at a conservative 1,024.
+    raise_open_files_limit()
     if spec.model == "sync":
         from iolab.upstreams import sync as model
     else:

@@ -12,7 +12,7 @@ import os
 import resource
 import threading
 
-from iolab import procfs, procs
+from iolab import machine, procfs, procs
 from iolab.load import DescriptorLimit
 
 # Descriptors a client needs besides its sockets: stdio, the server's output pipe, epoll, trio's wakeup pipes.
@@ -32,10 +32,7 @@ def descriptor_limit(connections: int, opened: int, cause: OSError) -> Descripto
 
 def raise_open_files(connections: int) -> None:
     """Raise this process's soft ``ulimit -n`` to fit ``connections`` (up to the hard limit)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    needed = connections + SPARE_FDS
-    if soft != resource.RLIM_INFINITY and soft < needed:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (needed if hard == resource.RLIM_INFINITY else min(needed, hard), hard))
+    machine.raise_open_files_limit(connections + SPARE_FDS)
 
 
 def _start_threads(spare_mb: int, stack_kib: int | None, limit: int, report: int) -> None:
