@@ -57,3 +57,14 @@ def test_memory_rollup_splits_private_and_shared():
     rollup = procfs.memory_rollup(os.getpid())
     assert rollup.rss_kb >= rollup.private_kb > 0
     assert rollup.pss_kb <= rollup.rss_kb
+
+
+def test_peak_resident_memory_stays_above_what_was_freed():
+    size = 64 * 2**20
+    block = bytearray(size)
+    block[:: 4096] = b"x" * len(range(0, size, 4096))  # touch every page: now it is resident
+    holding = procfs.status(os.getpid())
+    del block  # a block this large is its own mapping: freeing it returns the pages at once
+    after = procfs.status(os.getpid())
+    assert after.vm_hwm_kb >= holding.vm_rss_kb
+    assert after.vm_rss_kb < after.vm_hwm_kb - 32 * 1024

@@ -37,6 +37,7 @@ class ProcStatus:
     threads: int
     vm_size_kb: int  # virtual: everything mapped, touched or not
     vm_rss_kb: int  # resident: pages in RAM now, shared ones included
+    vm_hwm_kb: int  # the peak of vm_rss_kb so far ("high water mark")
     rss_anon_kb: int  # resident and private to this address space (heap, stacks)
     vm_pte_kb: int  # the kernel's page tables for this address space
     voluntary_switches: int  # the process gave up the CPU (it blocked)
@@ -73,6 +74,7 @@ def status(pid: int) -> ProcStatus:
         threads=int(fields["Threads"]),
         vm_size_kb=_kb(fields, "VmSize"),
         vm_rss_kb=_kb(fields, "VmRSS"),
+        vm_hwm_kb=_kb(fields, "VmHWM"),
         rss_anon_kb=_kb(fields, "RssAnon"),
         vm_pte_kb=_kb(fields, "VmPTE"),
         voluntary_switches=int(fields["voluntary_ctxt_switches"]),

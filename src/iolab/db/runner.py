@@ -23,6 +23,7 @@ from iolab import results
 from iolab.db.postgres import Database
 from iolab.db.services import POOL_SIZE, VARIANTS, open_service
 from iolab.load import LoadSpec, run_load
+from iolab.load.client import request_bytes
 
 CONCURRENCY = 5  # source 002: ab -c 5
 # A bound on every run even when a request count is given: a slow variant at 2,000 requests must
@@ -55,7 +56,7 @@ def get(url: str, timeout: float = GET_TIMEOUT_S) -> Answer:
     """GET ``url`` on a new connection that the server closes after answering; the answer, timed."""
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    request = b"GET %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n" % ((parts.path or "/").encode(), host.encode(), port)
+    request = request_bytes(host, port, parts.path or "/", keepalive=False)
     chunks: list[bytes] = []
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

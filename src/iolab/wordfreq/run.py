@@ -12,12 +12,13 @@ import contextlib
 import errno
 import importlib
 import json
+import os
 import resource
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from iolab import procs
+from iolab import procfs, procs
 from iolab.servers import START_SECONDS
 from iolab.servers.sockets import BACKLOG, LISTENING_PATTERN
 from iolab.wordfreq.counting import TopWords
@@ -37,13 +38,10 @@ WORDS = 20  # words per connection, each followed by a 50-150 ms wait: about 2 s
 TIMEOUT_S = 300.0  # a run longer than this is stuck, not slow
 
 
-def _status_mb(field: str) -> float:
-    """A memory line of /proc/self/status (VmRSS: now, VmHWM: the peak), in MB."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    raise LookupError(f"no {field} in /proc/self/status")
+def _memory_mb() -> tuple[float, float]:
+    """This process's resident memory now and its peak so far, in MB (from /proc/self/status)."""
+    reading = procfs.status(os.getpid())
+    return reading.vm_rss_kb / 1024, reading.vm_hwm_kb / 1024
 
 
 def _innermost(error: BaseException) -> BaseException:
@@ -61,7 +59,7 @@ def run_client(model: str, port: int, connections: int, timeout: float = TIMEOUT
     extra = {"stack_kib": stack_kib} if model == "threads" else {}
     top = TopWords()
     connected_at: list[float] = []
-    rss_before = _status_mb("VmRSS")
+    rss_before, _ = _memory_mb()
     before = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
     try:
@@ -85,7 +83,7 @@ def run_client(model: str, port: int, connections: int, timeout: float = TIMEOUT
         "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
         # VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss over exec(), so a client started by
         # a 165 MB notebook kernel would report at least 165 MB.
-        "peak_rss_mb": _status_mb("VmHWM"),
+        "peak_rss_mb": _memory_mb()[1],
         "rss_before_mb": rss_before,
     }
 
