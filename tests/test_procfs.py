@@ -66,5 +66,6 @@ def test_peak_resident_memory_stays_above_what_was_freed():
     holding = procfs.status(os.getpid())
     del block  # a block this large is its own mapping: freeing it returns the pages at once
     after = procfs.status(os.getpid())
-    assert after.vm_hwm_kb >= holding.vm_rss_kb
+    # The kernel folds per-thread RSS counts into these lines lazily: allow a few hundred pages of lag.
+    assert after.vm_hwm_kb >= holding.vm_rss_kb - 2048
     assert after.vm_rss_kb < after.vm_hwm_kb - 32 * 1024
