@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -224,3 +225,22 @@ def test_sigterm_ends_the_server_and_all_its_processes(to_stop: dict[str, server
     assert server.process.wait(timeout=10) == 0
     gone, alive = psutil.wait_procs(group, timeout=5)
     assert not alive
+
+
+def test_accept_waiting_takes_every_queued_connection_and_reports_running_out_of_descriptors() -> None:
+    import errno
+
+    with sockets.open_listener() as listener:
+        listener.setblocking(False)
+        clients = [socket.create_connection(listener.getsockname()) for _ in range(3)]
+        time.sleep(0.05)  # let the handshakes complete into the accept queue
+        accepted, overloaded = sockets.accept_waiting(listener)
+        assert (len(accepted), overloaded) == (3, False)
+        for sock in accepted + clients:
+            sock.close()
+
+    class OutOfDescriptors:
+        def accept(self):
+            raise OSError(errno.EMFILE, "Too many open files")
+
+    assert sockets.accept_waiting(OutOfDescriptors()) == ([], True)  # type: ignore[arg-type]

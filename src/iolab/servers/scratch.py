@@ -7,7 +7,6 @@ another client's task. The loop is plain Python on ``selectors``: no C, no trans
 
 from __future__ import annotations
 
-import errno
 import functools
 import socket
 from collections.abc import Callable
@@ -16,12 +15,6 @@ from iolab.app import App, Compute, Outcome, Wait
 from iolab.http import Connection, HttpError, Response
 from iolab.scratch.loop import EventLoop
 from iolab.servers import Options, sockets
-
-# accept() errors that mean "out of file descriptors or memory, for now": the list of trio.py (not
-# imported from there, which would load trio); wait a little and go on, rather than end the server.
-ACCEPT_OVERLOAD = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
-OVERLOAD_SECONDS = 0.1
-
 
 async def carry_out(loop: EventLoop, outcome: Outcome) -> Response:
     """The response, after waiting or computing as the effect asks; only ``await`` lets others run."""
@@ -74,20 +67,13 @@ async def _accept_forever(loop: EventLoop, listener: socket.socket, app: App) ->
     # Like asyncio and the trio model: take every waiting connection each time the socket is readable.
     while True:
         await loop.wait_readable(listener)
-        while True:
-            try:
-                sock, _ = listener.accept()
-            except BlockingIOError:
-                break
-            except OSError as exc:
-                if exc.errno not in ACCEPT_OVERLOAD:
-                    raise
-                print(f"accept failed ({exc.strerror}); retrying in {OVERLOAD_SECONDS} s", flush=True)
-                await loop.sleep(OVERLOAD_SECONDS)
-                break
+        accepted, overloaded = sockets.accept_waiting(listener)
+        for sock in accepted:
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as the other models do
             loop.create_task(serve_connection(loop, sock, app), f"client fd {sock.fileno()}")
+        if overloaded:
+            await loop.sleep(sockets.OVERLOAD_SECONDS)
 
 
 def serve(options: Options) -> int:

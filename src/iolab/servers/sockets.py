@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import signal
 import socket
 import sys
@@ -25,6 +26,10 @@ LINGER_SECONDS = 1.0
 LISTENING = "listening on http://{host}:{port}"
 LISTENING_PATTERN = r"listening on http://127\.0\.0\.1:(\d+)"
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+# accept() errors that mean "out of file descriptors or memory, for now" (trio's own list): an
+# event-loop server waits a little and goes on, rather than end with every connection it holds.
+ACCEPT_OVERLOAD = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
+OVERLOAD_SECONDS = 0.1
 
 
 class Stop(BaseException):
@@ -32,6 +37,27 @@ class Stop(BaseException):
 
     A BaseException, like KeyboardInterrupt, so that no ``except Exception`` swallows it.
     """
+
+
+def accept_waiting(listener: socket.socket) -> tuple[list[socket.socket], bool]:
+    """Every connection waiting on the non-blocking ``listener``, and whether accept() ran out of
+    descriptors or memory (then the caller should wait ``OVERLOAD_SECONDS`` before the next try).
+
+    Taking them all at once, as asyncio does, matters when a thousand clients connect together: a
+    loop that takes one per pass makes the last one wait for a thousand passes.
+    """
+    accepted = []
+    while True:
+        try:
+            sock, _ = listener.accept()
+        except BlockingIOError:
+            return accepted, False
+        except OSError as exc:
+            if exc.errno not in ACCEPT_OVERLOAD:
+                raise
+            print(f"accept failed ({os.strerror(exc.errno)}); retrying in {OVERLOAD_SECONDS} s", flush=True)
+            return accepted, True
+        accepted.append(sock)
 
 
 def free_port() -> int:

@@ -7,9 +7,7 @@ Julia set, computed inline, has none, so while it runs every other client waits.
 
 from __future__ import annotations
 
-import errno
 import functools
-import os
 import socket
 from collections.abc import Callable
 
@@ -18,12 +16,6 @@ import trio
 from iolab.app import App, Compute, Outcome, Wait
 from iolab.http import Connection, HttpError, Response
 from iolab.servers import Options, sockets
-
-# accept() errors that mean "out of file descriptors or memory, for now" (trio's own list): wait a
-# little and go on, rather than end the server.
-ACCEPT_OVERLOAD = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
-OVERLOAD_SECONDS = 0.1
-
 
 async def carry_out(outcome: Outcome) -> Response:
     """The response, after waiting or computing as the effect asks; only ``await`` lets others run."""
@@ -83,20 +75,13 @@ async def _accept_forever(listener: socket.socket, app: App, nursery: trio.Nurse
     # to be accepted. Like asyncio, take every waiting connection when the socket is readable.
     while True:
         await trio.lowlevel.wait_readable(listener)
-        while True:
-            try:
-                sock, _ = listener.accept()
-            except BlockingIOError:
-                break
-            except OSError as exc:
-                if exc.errno not in ACCEPT_OVERLOAD:
-                    raise
-                print(f"accept failed ({os.strerror(exc.errno)}); retrying in {OVERLOAD_SECONDS} s", flush=True)
-                await trio.sleep(OVERLOAD_SECONDS)
-                break
+        accepted, overloaded = sockets.accept_waiting(listener)
+        for sock in accepted:
             # trio.SocketStream sets TCP_NODELAY, as the other models do.
             stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
             nursery.start_soon(serve_connection, stream, app)
+        if overloaded:
+            await trio.sleep(sockets.OVERLOAD_SECONDS)
 
 
 def serve(options: Options) -> int:
