@@ -9,6 +9,8 @@ own text output, so a notebook can put the three side by side in one table.
 from __future__ import annotations
 
 import contextlib
+import os
+import pwd
 import re
 import shutil
 import socket
@@ -122,7 +124,7 @@ def run_ab(url: str, connections: int, seconds: float, keepalive: bool = True) -
 # nginx serves the reference figure for "how fast can a server on this machine be": one worker
 # process, like the kit's one-process models, the same tiny body and the same static file.
 NGINX_CONF = """\
-worker_processes 1;
+{user}worker_processes 1;
 daemon off;
 pid {tmp}/nginx.pid;
 error_log stderr warn;
@@ -152,7 +154,10 @@ def open_nginx(static_dir: Path | None = None) -> Iterator[str]:
     with tempfile.TemporaryDirectory(prefix="iolab-nginx-") as tmp:
         port = free_port()
         conf = Path(tmp) / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(tmp=tmp, port=port, static=static_dir or STATIC_DIR))
+        # Started as root, nginx's worker would drop to "nobody", who may not read the static file
+        # below a private folder (a clone in `mktemp -d`): keep the worker as this user.
+        user = f"user {pwd.getpwuid(os.geteuid()).pw_name};\n" if os.geteuid() == 0 else ""
+        conf.write_text(NGINX_CONF.format(user=user, tmp=tmp, port=port, static=static_dir or STATIC_DIR))
         with open_process([shutil.which("nginx") or "nginx", "-p", tmp, "-c", str(conf)]) as process:
             _wait_for_port(port, process)
             yield f"http://127.0.0.1:{port}"
