@@ -30,11 +30,12 @@ if TYPE_CHECKING:
 Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
-def _print_table(df: "pd.DataFrame", as_json: bool) -> None:
+def print_table(df: "pd.DataFrame", as_json: bool, digits: int = 3) -> None:
+    """Print ``df`` as a plain table (rounded to ``digits``), or as a JSON list of records."""
     if as_json:
         print(df.to_json(orient="records"))
     else:
-        print(df.round(3).to_string(index=False))
+        print(df.round(digits).to_string(index=False))
 
 
 def add_guard(sub: Subparsers) -> None:
@@ -77,7 +78,7 @@ def add_ps(sub: Subparsers) -> None:
         import pandas as pd
 
         rows = [asdict(procfs.status(pid)) | {"cpu_s": procfs.cpu_seconds(pid)} for pid in args.pids]
-        _print_table(pd.DataFrame(rows), args.json)
+        print_table(pd.DataFrame(rows), args.json)
         return 0
 
     p.set_defaults(run=run)
@@ -96,7 +97,7 @@ def add_costs(sub: Subparsers) -> None:
 
         counts = {"process (fork)": args.forks, "thread": args.threads, "asyncio task": args.tasks}
         df = creation_costs(counts, args.repeats)
-        _print_table(df.groupby("kind", sort=False)[["per_s", "us_each"]].median().reset_index(), args.json)
+        print_table(df.groupby("kind", sort=False)[["per_s", "us_each"]].median().reset_index(), args.json)
         return 0
 
     p.set_defaults(run=run)
@@ -112,7 +113,7 @@ def add_cow(sub: Subparsers) -> None:
         from iolab.cow import fork_time_sweep
 
         df = fork_time_sweep(args.sizes, args.repeats).drop(columns="repeat")
-        _print_table(df.groupby(["pages", "array_mb"]).median().reset_index(), args.json)
+        print_table(df.groupby(["pages", "array_mb"]).median().reset_index(), args.json)
         return 0
 
     p.set_defaults(run=run)
@@ -132,7 +133,7 @@ def add_julia(sub: Subparsers) -> None:
         job = functools.partial(julia.julia, *julia.size_for_ms(args.ms))  # calibrated once, here
         df = parallel.scaling(args.processes, job)
         summary = df.groupby("processes").agg(job_s=("seconds", "median"), wall_s=("wall_s", "max")).reset_index()
-        _print_table(summary, args.json)
+        print_table(summary, args.json)
         return 0
 
     p.set_defaults(run=run)

@@ -35,13 +35,13 @@ def add_readiness(sub: Subparsers) -> None:
 
     def run(args: argparse.Namespace) -> int:
         from iolab import readiness
-        from iolab.cli import _print_table
+        from iolab.cli import print_table
 
         if args.waiting is not None:
             if not 0 < args.waiting <= 60:
                 p.error("--waiting takes 0 < SECONDS <= 60")
             df = readiness.waiting_costs(seconds=args.waiting, wakeups=10)
-            _print_table(df.drop(columns="repeat"), args.json)
+            print_table(df.drop(columns="repeat"), args.json)
             return 0
         if min(args.watched) < 1:
             p.error("--watched: numbers of pipes must be at least 1")
@@ -51,7 +51,7 @@ def add_readiness(sub: Subparsers) -> None:
             p.error(str(exc))
         table = df.groupby(["selector", "watched"])["us_per_wait"].median().unstack("selector").reset_index()
         table.columns.name = None
-        _print_table(table, args.json)
+        print_table(table, args.json)
         return 0
 
     p.set_defaults(run=run)
@@ -68,16 +68,16 @@ def add_backlog(sub: Subparsers) -> None:
 
     def run(args: argparse.Namespace) -> int:
         from iolab import tcpstates
-        from iolab.cli import _print_table
+        from iolab.cli import print_table
 
         if args.free_after:
             if not all(0 < s <= 10 for s in args.free_after):
                 p.error("--free-after takes delays 0 < S <= 10 seconds")
-            _print_table(tcpstates.overflow_staircase(args.free_after, max(1, args.backlog)), args.json)
+            print_table(tcpstates.overflow_staircase(args.free_after, max(1, args.backlog)), args.json)
             return 0
         if args.backlog < 0 or not 1 <= args.clients <= 200 or not 0 < args.timeout <= 10:
             p.error("give --backlog >= 0, 1 <= --clients <= 200, 0 < --timeout <= 10")
-        _print_table(tcpstates.fill_backlog(args.backlog, args.clients, args.timeout), args.json)
+        print_table(tcpstates.fill_backlog(args.backlog, args.clients, args.timeout), args.json)
         return 0
 
     p.set_defaults(run=run)

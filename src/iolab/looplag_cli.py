@@ -30,7 +30,9 @@ def add_looplag(sub: Subparsers) -> None:
         df, _ = compare(args.strategy, args.job_ms, args.jobs, args.repeats)
         columns = ["strategy", "jobs_per_s", "cores_used", "stalled_pct", "lag_p50_ms", "lag_p99_ms", "lag_max_ms"]
         table = df.groupby("strategy", sort=False)[columns[1:]].median().reset_index()
-        print(table.to_json(orient="records") if args.json else table.round(2).to_string(index=False))
+        from iolab.cli import print_table  # here: iolab.cli imports this module
+
+        print_table(table, args.json, digits=2)
         return 0
 
     p.set_defaults(run=run)
