@@ -69,3 +69,9 @@ def test_peak_resident_memory_stays_above_what_was_freed():
     # The kernel folds per-thread RSS counts into these lines lazily: allow a few hundred pages of lag.
     assert after.vm_hwm_kb >= holding.vm_rss_kb - 2048
     assert after.vm_rss_kb < after.vm_hwm_kb - 32 * 1024
+
+
+def test_meminfo_reads_a_machine_wide_figure_and_names_a_missing_one():
+    assert procfs.meminfo_kb("MemTotal") > procfs.meminfo_kb("MemAvailable") > 0
+    with pytest.raises(KeyError, match="NoSuchLine"):
+        procfs.meminfo_kb("NoSuchLine")

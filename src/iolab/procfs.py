@@ -130,3 +130,11 @@ def wait_for_state(pid: int, states: str, timeout: float = 5.0) -> ProcStatus:
         if time.monotonic() > deadline:
             raise TimeoutError(f"process {pid} stayed in state {reading.state}, not {states}, for {timeout:g} s")
         time.sleep(0.001)
+
+
+def meminfo_kb(key: str) -> int:
+    """One line of ``/proc/meminfo``, the whole machine's memory (``KernelStack``, ``MemAvailable``...), in KiB."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    raise KeyError(f"{key} is not in /proc/meminfo on this kernel")

@@ -33,13 +33,6 @@ def _read_int(path: str) -> int:
     return int(Path(path).read_text().split()[0])
 
 
-def _meminfo_kb(key: str) -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1])
-    raise KeyError(f"{key} is not in /proc/meminfo")
-
-
 def tasks_on_machine() -> int:
     """Threads of every process on the machine now (the last figure of ``/proc/loadavg``)."""
     return int(Path("/proc/loadavg").read_text().split()[3].split("/")[1])
@@ -117,10 +110,10 @@ def machine_limits() -> MachineLimits:
         nproc_applies=os.geteuid() != 0,
         address_space_mb=None if (a := _rlimit(resource.RLIMIT_AS)) is None else a / 2**20,
         open_files=resource.getrlimit(resource.RLIMIT_NOFILE)[0],
-        mem_available_mb=_meminfo_kb("MemAvailable") / 1024,
+        mem_available_mb=procfs.meminfo_kb("MemAvailable") / 1024,
         memory_limit_mb=_cgroup_memory_limit_mb(),
         tasks_now=tasks,
-        kernel_stack_kb=_meminfo_kb("KernelStack") / max(1, tasks),
+        kernel_stack_kb=procfs.meminfo_kb("KernelStack") / max(1, tasks),
     )
 
 

@@ -14,7 +14,6 @@ sync pool with N threads waiting on its queue, or the real event loop with nothi
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -27,21 +26,13 @@ from iolab.upstreams.run import open_parked_service
 ENV = {"MALLOC_ARENA_MAX": "1"}
 
 
-def kernel_stack_kb() -> int:
-    """The kernel stacks of every thread on the machine, in KiB (``KernelStack`` in /proc/meminfo)."""
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("KernelStack:"):
-            return int(line.split()[1])
-    raise RuntimeError("/proc/meminfo has no KernelStack line on this kernel")
-
-
 def reading(model: str, threads: int = 1, stack_kb: int | None = None) -> dict[str, float | int | str]:
     """One parked service's memory: virtual, resident, private, page tables, kernel stacks."""
-    before = kernel_stack_kb()
+    before = procfs.meminfo_kb("KernelStack")
     with open_parked_service(model, threads, stack_kb=stack_kb, env=ENV) as process:
         status = procfs.status(process.pid)
-        during = kernel_stack_kb()
-    after = kernel_stack_kb()
+        during = procfs.meminfo_kb("KernelStack")
+    after = procfs.meminfo_kb("KernelStack")
     # KernelStack is the whole machine's: other programs' threads come and go meanwhile. The rise
     # at start and the fall at stop are two estimates; noise mostly adds, so the smaller is kept.
     kernel_stacks = max(0, min(during - before, during - after))
