@@ -63,3 +63,11 @@ def test_raising_the_open_files_limit_stops_at_the_hard_limit() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["100", "100", "True"]  # raised to what is needed, never lowered, at most the hard limit
+
+
+def test_sysctl_reads_the_numbers_of_a_kernel_setting() -> None:
+    from iolab import machine
+
+    low, high = machine.sysctl("net.ipv4.ip_local_port_range")
+    assert 0 < low < high <= 65535
+    assert machine.sysctl("kernel.pid_max")[0] > 300

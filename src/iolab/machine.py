@@ -55,6 +55,11 @@ def describe() -> str:
     return f"{fp['cpu']} · {fp['cores']} cores · {fp['memory_gib']} GiB · Linux {fp['kernel']} · Python {fp['python']}"
 
 
+def sysctl(name: str) -> list[int]:
+    """The numbers of a kernel setting, e.g. ``sysctl("net.core.somaxconn")`` (read from /proc/sys)."""
+    return [int(field) for field in (Path("/proc/sys") / name.replace(".", "/")).read_text().split()]
+
+
 def open_files_limit() -> tuple[int, int]:
     """``ulimit -n``: the (soft, hard) limit on open descriptors, sockets included."""
     return resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -18,7 +18,7 @@ import resource
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab import procfs
+from iolab import machine, procfs
 
 # pid_max counts ids, not tasks: after wrapping, the kernel hands out ids from 300 up only.
 RESERVED_PIDS = 300
@@ -27,10 +27,6 @@ RESERVED_PIDS = 300
 NEAR = 0.01
 # Go refuses to run more OS threads than this unless told otherwise (runtime/debug.SetMaxThreads).
 GO_THREAD_LIMIT = re.compile(r"exceeds (\d+)-thread limit")
-
-
-def _read_int(path: str) -> int:
-    return int(Path(path).read_text().split()[0])
 
 
 def tasks_on_machine() -> int:
@@ -103,9 +99,9 @@ def machine_limits() -> MachineLimits:
     """Read every limit from ``/proc`` and ``getrlimit``, now."""
     tasks = tasks_on_machine()
     return MachineLimits(
-        max_map_count=_read_int("/proc/sys/vm/max_map_count"),
-        threads_max=_read_int("/proc/sys/kernel/threads-max"),
-        pid_max=_read_int("/proc/sys/kernel/pid_max"),
+        max_map_count=machine.sysctl("vm.max_map_count")[0],
+        threads_max=machine.sysctl("kernel.threads-max")[0],
+        pid_max=machine.sysctl("kernel.pid_max")[0],
         nproc=_rlimit(resource.RLIMIT_NPROC),
         nproc_applies=os.geteuid() != 0,
         address_space_mb=None if (a := _rlimit(resource.RLIMIT_AS)) is None else a / 2**20,
