@@ -1,9 +1,20 @@
+import array
+import fcntl
 import os
+import termios
+import time
 
 import pytest
 
-from iolab import nonblocking
+from iolab import nonblocking, procfs
 from iolab.procs import open_fork
+
+
+def unread(fd: int) -> int:
+    """Bytes waiting in a pipe (FIONREAD)."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
 
 
 @pytest.fixture
@@ -46,8 +57,15 @@ def test_write_all_delivers_every_byte_through_a_full_pipe_to_a_reader(pipe):
     result_r, result_w = os.pipe()
     data = os.urandom(1 << 20)  # 16 times the pipe: the writer must meet EAGAIN and wait
 
+    writer = os.getpid()
+
     def reader():
         os.close(w)
+        # Read nothing until the writer has filled the pipe and gone to sleep waiting for room:
+        # otherwise a reader on the other core can keep up, and the writer never meets EAGAIN.
+        deadline = time.monotonic() + 10
+        while not (unread(r) and procfs.status(writer).state == "S") and time.monotonic() < deadline:
+            time.sleep(0.001)
         os.write(result_w, nonblocking.drain(r).to_bytes(8, "little"))
 
     try:

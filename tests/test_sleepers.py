@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from iolab.sleepers import RUNTIMES, blocked_reads, machine_limits, run, shootout
+from iolab.sleepers import RUNTIMES, blocked_reads, machine_limits, run, shootout, threads
 from iolab.sleepers.runner import DescriptorLimit
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
@@ -75,6 +75,26 @@ def test_threads_under_an_address_space_cap_fail_and_the_runner_names_ulimit_v()
     assert result.error.startswith("ulimit -v"), result.error
     assert 0 < result.started < 20_000
     assert result.exit_code == 3
+
+
+def test_a_thread_that_never_runs_is_reported_instead_of_waited_for(monkeypatch):
+    # Near a memory limit the kernel may create a thread that dies before its first line of Python;
+    # threading.Thread.start() would then wait forever. Simulate that thread: created, never run.
+    monkeypatch.setattr(threads, "FIRST_RUN_LIMIT_S", 0.2)
+    monkeypatch.setattr(threads._thread, "start_new_thread", lambda function, args: 0)
+    started = time.monotonic()
+    with pytest.raises(threads.ThreadDied, match="did not run"):
+        threads.start_thread(lambda: None)
+    assert time.monotonic() - started < 2
+
+
+def test_a_started_thread_runs_its_body():
+    ran = []
+    threads.start_thread(lambda: ran.append(True))
+    deadline = time.monotonic() + 5
+    while not ran and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert ran == [True]
 
 
 def test_threads_stop_at_the_first_machine_limit_and_it_is_named():
