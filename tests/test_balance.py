@@ -66,4 +66,7 @@ def test_cli_prints_one_json_document(capsys) -> None:
 
     assert main(["balance", "--workers", "2", "--connections", "20", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert sum(w["connections"] for w in doc["workers"]) == 20 and doc["switches_per_connection"] > 0
+    assert sum(w["connections"] for w in doc["workers"]) == 20
+    # Zero is possible on a busy machine: a worker that always finds the next connection waiting never
+    # sleeps. What the document must hold is a count per connection.
+    assert isinstance(doc["switches_per_connection"], float) and doc["switches_per_connection"] >= 0
