@@ -36,6 +36,8 @@ MODES = ("sleep", "pipe", "socket")
 # Exit code of a program that could not start all its sleepers (it printed FAILED first).
 EXIT_FAILED = 3
 
+# See start_all: enough for the readings of /proc and the FAILED line.
+REPORT_RESERVE_BYTES = 4 * 2**20
 LINE = re.compile(r"^(READY|DONE|FAILED) (\d+)(?: (.*))?$")
 
 
@@ -75,9 +77,14 @@ def done(completed: int) -> None:
     print(f"DONE {completed}", flush=True)
 
 
-def failed(started: int, error: BaseException | str) -> None:
-    """Announce that the sleeper after ``started`` could not start, with this process's readings."""
+def failed(started: int, error: BaseException | str, freed_kb: int = 0) -> None:
+    """Announce that the sleeper after ``started`` could not start, with this process's readings.
+
+    ``freed_kb``: address space given back since the failure (start_all's reserve); it is added
+    back, so the reading says how much was mapped when the start failed.
+    """
     details = {"error": str(error) or type(error).__name__, **readings(os.getpid())}
+    details["vm_size_kb"] += freed_kb
     print(f"FAILED {started} {json.dumps(details)}", flush=True)
 
 
@@ -88,6 +95,9 @@ def start_all(count: int, start_one: Callable[[], object]) -> int:
     politely, and the readings printed are what the runner needs.
     """
     started = 0
+    # Memory put aside to write the report with: at an address-space limit, reading /proc and
+    # printing JSON would otherwise fail with MemoryError themselves. Untouched, it costs no RAM.
+    reserve = bytearray(REPORT_RESERVE_BYTES)
     try:
         for _ in range(count):
             start_one()
@@ -95,7 +105,8 @@ def start_all(count: int, start_one: Callable[[], object]) -> int:
     # RuntimeError: Python's "can't start new thread"; OSError: out of descriptors; MemoryError:
     # out of address space.
     except (RuntimeError, OSError, MemoryError) as exc:
-        failed(started, exc)
+        del reserve
+        failed(started, exc, freed_kb=REPORT_RESERVE_BYTES // 1024)
         os._exit(EXIT_FAILED)
     ready(started)
     return started
