@@ -127,6 +127,17 @@ def test_too_many_socket_readers_for_ulimit_n_are_refused_before_starting():
         run("asyncio", limit, 1, mode="socket")
 
 
+def test_the_python_programs_report_their_collector_time_and_can_run_without_it():
+    # 20,000 tasks that all stay alive: the collector runs many times over them and frees nothing.
+    with_gc = run("asyncio", 20_000, 0.2)
+    without = run("asyncio", 20_000, 0.2, gc=False)
+    assert with_gc.status == without.status == "completed"
+    assert with_gc.gc and with_gc.gc_s > 0
+    assert not without.gc and without.gc_s == 0
+    with pytest.raises(ValueError, match="Python programs"):
+        run("go", 10, 0.1, gc=False)
+
+
 def test_unknown_runtime_and_mode_are_refused():
     with pytest.raises(ValueError, match="unknown runtime"):
         run("cobol", 1, 1)

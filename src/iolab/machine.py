@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import os
 import platform
 import resource
@@ -24,6 +23,8 @@ def _cpu_model() -> str:
 
 
 def _version(package: str) -> str | None:
+    import importlib.metadata  # here, not at the top: it takes 20 ms, and every kit program imports this module
+
     try:
         return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:

@@ -13,25 +13,31 @@ The package is laid out by idea, one module each:
 - ``amdahl``: the 90%-waiting request against the kit's server;
 - ``cli``: ``python -m iolab sleepers``.
 
-This file only re-exports what notebooks use most; it imports nothing heavy, because every Python
-sleepers program imports it first.
+This file only re-exports what notebooks use most, and imports it when first asked for (PEP 562):
+every Python sleepers program imports this package first, and its start-up is part of its wall time.
 """
 
-from iolab.sleepers.blocked import blocked_reads
-from iolab.sleepers.limits import MachineLimits, ThreadCosts, machine_limits, name_limit, predict_thread_limits
-from iolab.sleepers.runner import Run, run, shootout
-from iolab.sleepers.runtimes import RUNTIMES, Runtime
+import importlib
+from typing import Any
 
-__all__ = [
-    "RUNTIMES",
-    "MachineLimits",
-    "Run",
-    "Runtime",
-    "ThreadCosts",
-    "blocked_reads",
-    "machine_limits",
-    "name_limit",
-    "predict_thread_limits",
-    "run",
-    "shootout",
-]
+_EXPORTS = {
+    "blocked_reads": "blocked",
+    "MachineLimits": "limits",
+    "ThreadCosts": "limits",
+    "machine_limits": "limits",
+    "name_limit": "limits",
+    "predict_thread_limits": "limits",
+    "Run": "runner",
+    "run": "runner",
+    "shootout": "runner",
+    "RUNTIMES": "runtimes",
+    "Runtime": "runtimes",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

@@ -33,6 +33,8 @@ def add_sleepers(sub: Subparsers) -> None:
     p.add_argument("--seconds", type=_seconds, default=10.0, help="how long each sleeps (default 10)")
     p.add_argument("--mode", choices=["sleep", "pipe", "socket"], default="sleep",
                    help="sleep (default), or block each in a read of a pipe / a socket that never gets data")
+    p.add_argument("--no-gc", action="store_true",
+                   help="threads, asyncio, trio: switch CPython's cyclic garbage collector off (gc.disable())")
     p.add_argument("--timeout", type=float, help="stop the program after this many seconds (default: generous)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -40,7 +42,9 @@ def add_sleepers(sub: Subparsers) -> None:
         from iolab.sleepers.runner import run as run_sleepers
 
         try:
-            result = run_sleepers(args.runtime, args.count, args.seconds, mode=args.mode, timeout_s=args.timeout)
+            result = run_sleepers(
+                args.runtime, args.count, args.seconds, mode=args.mode, timeout_s=args.timeout, gc=not args.no_gc
+            )
         except ValueError as exc:  # DescriptorLimit too: a bad combination, said in one line
             p.error(str(exc))
         summary = result.summary()

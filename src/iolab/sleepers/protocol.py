@@ -3,8 +3,9 @@
 A program runs ``COUNT`` sleepers (or blocked readers) and speaks three kinds of line on stdout:
 
 - ``READY <started>``: all of them have been started (the runner starts counting threads then);
-- ``DONE <completed>``: all have finished; the blocked readers never do, and a program that holds
-  them until its time is up says ``DONE 0`` as it leaves;
+- ``DONE <completed> [json]``: all have finished; the blocked readers never do, and a program that
+  holds them until its time is up says ``DONE 0`` as it leaves. The Python programs add what their
+  garbage collector cost (``collector``);
 - ``FAILED <started> <json>``: starting one more failed; the JSON holds the error message and the
   program's own readings at that moment (threads, memory mappings, tasks on the machine).
 
@@ -12,7 +13,7 @@ The programs count finished sleepers instead of printing a line each, as source 
 lines through a pipe would measure the terminal, not the runtime.
 
 The Python programs (``threads``, ``asyncio``, ``trio``) share the command line parsed here:
-``python -m iolab.sleepers.RUNTIME MODE COUNT SECONDS [FIFO]``.
+``python -m iolab.sleepers.RUNTIME MODE COUNT SECONDS [FIFO] [--no-gc]``.
 """
 
 from __future__ import annotations
@@ -49,15 +50,18 @@ class Args:
     count: int
     seconds: float
     fifo: str | None = None
+    gc: bool = True  # False: the cyclic garbage collector is switched off (--no-gc)
 
 
 def parse_args(argv: list[str]) -> Args:
-    """``MODE COUNT SECONDS [FIFO]``; SystemExit with a usage line if malformed."""
-    usage = f"usage: {os.path.basename(sys.argv[0])} {{{'|'.join(MODES)}}} COUNT SECONDS [FIFO]"
+    """``MODE COUNT SECONDS [FIFO] [--no-gc]``; SystemExit with a usage line if malformed."""
+    usage = f"usage: {os.path.basename(sys.argv[0])} {{{'|'.join(MODES)}}} COUNT SECONDS [FIFO] [--no-gc]"
+    gc = "--no-gc" not in argv
+    argv = [arg for arg in argv if arg != "--no-gc"]
     if len(argv) not in (3, 4) or argv[0] not in MODES:
         raise SystemExit(usage)
     try:
-        args = Args(argv[0], int(argv[1]), float(argv[2]), argv[3] if len(argv) == 4 else None)
+        args = Args(argv[0], int(argv[1]), float(argv[2]), argv[3] if len(argv) == 4 else None, gc)
     except ValueError:
         raise SystemExit(usage) from None
     if args.count < 0 or args.seconds < 0:
@@ -72,9 +76,9 @@ def ready(started: int) -> None:
     print(f"READY {started}", flush=True)
 
 
-def done(completed: int) -> None:
-    """Announce that ``completed`` sleepers have finished."""
-    print(f"DONE {completed}", flush=True)
+def done(completed: int, details: dict[str, Any] | None = None) -> None:
+    """Announce that ``completed`` sleepers have finished, with ``details`` (JSON) if given."""
+    print(f"DONE {completed}" + (f" {json.dumps(details)}" if details else ""), flush=True)
 
 
 def failed(started: int, error: BaseException | str, freed_kb: int = 0) -> None:
@@ -130,6 +134,7 @@ class Report:
 
     started: int | None = None
     completed: int | None = None
+    done: dict[str, Any] | None = None  # the DONE details (the Python programs' collector readings)
     failed: dict[str, Any] | None = None  # the FAILED details; None if it did not print one
     other: list[str] = field(default_factory=list)  # anything else it printed (a crash report)
 
@@ -145,6 +150,7 @@ def parse_output(lines: list[str]) -> Report:
             report.started = int(match[2])
         elif match[1] == "DONE":
             report.completed = int(match[2])
+            report.done = json.loads(match[3]) if match[3] else None
         else:
             report.started = int(match[2])
             report.failed = json.loads(match[3] or "{}")

@@ -65,6 +65,8 @@ class Run:
     max_maps: int | None = None  # memory mappings
     exit_code: int | None = None
     error: str | None = None  # the limit met, in words; None if none
+    gc: bool = True  # the Python programs: False if their cyclic garbage collector was switched off
+    gc_s: float | None = None  # the Python programs: time spent in that collector, as they report it
     samples: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def summary(self) -> dict[str, Any]:
@@ -229,6 +231,7 @@ def run(
     interval_s: float = 0.1,
     settle_s: float = 1.0,
     env: dict[str, str] | None = None,
+    gc: bool = True,
 ) -> Run:
     """Run ``count`` sleepers of ``runtime`` in a child process and watch it; never raises for the child's sake.
 
@@ -236,6 +239,7 @@ def run(
     stopped once its thread count has been steady for ``settle_s``. ``address_space_mb`` caps the
     child's ``ulimit -v`` (to meet a limit on purpose); ``memory_ceiling_mb`` defaults to half the
     memory available. ``env`` adds environment variables (``GOMAXPROCS``, ``UV_THREADPOOL_SIZE``...).
+    ``gc=False`` runs a Python program with its cyclic garbage collector switched off.
     """
     if runtime not in RUNTIMES:
         raise ValueError(f"unknown runtime {runtime!r}; the runtimes are: {', '.join(RUNTIMES)}")
@@ -243,6 +247,8 @@ def run(
         raise ValueError(f"the {runtime} program knows modes {', '.join(RUNTIMES[runtime].modes)}, not {mode!r}")
     if count < 0 or seconds < 0:
         raise ValueError("count and seconds must not be negative")
+    if not gc and not RUNTIMES[runtime].is_python:
+        raise ValueError(f"switching the garbage collector off is for the Python programs, not {runtime}")
     if reason := RUNTIMES[runtime].missing():
         return Run(runtime, mode, count, seconds, "skipped", error=reason)
     machine = limits.machine_limits()
@@ -253,7 +259,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="iolab-sleepers-") as tmp:
         fifo = os.path.join(tmp, "never-written")
         os.mkfifo(fifo)
-        argv = launch.launcher_argv(address_space_mb) + RUNTIMES[runtime].argv(mode, count, seconds, fifo)
+        argv = launch.launcher_argv(address_space_mb) + RUNTIMES[runtime].argv(mode, count, seconds, fifo, gc)
         with open_process(argv, env=dict(RUNTIMES[runtime].env) | (env or {})) as proc, sampler.watch(proc.pid, interval_s) as watch:
             deadline = watch.start + (timeout_s or default_timeout(mode, count, seconds))
             out = _Output(proc, watch.start)
@@ -278,6 +284,8 @@ def run(
         max_maps=int(watch.peak("maps")),
         exit_code=exit_code,
         error=error,
+        gc=gc,
+        gc_s=(report.done or {}).get("gc_s"),
         samples=watch.samples,
     )
 

@@ -45,14 +45,24 @@ class Runtime:
         """How many descriptors ``count`` readers of ``mode`` hold."""
         return dict(self.fds_per_reader).get(mode, 0) * count
 
-    def argv(self, mode: str, count: int, seconds: float, fifo: str) -> list[str]:
-        """The command line of this runtime's program (builds the Go program the first time)."""
+    @property
+    def is_python(self) -> bool:
+        """True for the kit's own programs, run by this Python (they know ``--no-gc``)."""
+        return self.tool is None
+
+    def argv(self, mode: str, count: int, seconds: float, fifo: str, gc: bool = True) -> list[str]:
+        """The command line of this runtime's program (builds the Go program the first time).
+
+        ``gc=False`` switches CPython's cyclic garbage collector off: the Python programs only.
+        """
         if mode not in self.modes:
             raise ValueError(f"the {self.name} program knows modes {', '.join(self.modes)}, not {mode!r}")
+        if not gc and not self.is_python:
+            raise ValueError(f"switching the garbage collector off is for the Python programs, not {self.name}")
         if reason := self.missing():
             raise RuntimeError(reason)
         tool = shutil.which(self.tool) if self.tool else None
-        return [*self.program(tool), mode, str(count), f"{seconds:g}", fifo]
+        return [*self.program(tool), mode, str(count), f"{seconds:g}", fifo, *(() if gc else ("--no-gc",))]
 
 
 RUNTIMES: dict[str, Runtime] = {

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from iolab.sleepers import protocol
+from iolab.sleepers import collector, protocol
 
 # A sleeper's stack: 64 KiB instead of the default 8 MiB (ulimit -s). The body is one blocking call,
 # a few frames deep; CPython keeps its Python frames on the heap, not on this stack.
@@ -51,6 +51,7 @@ def start_thread(body: Callable[[], object]) -> None:
 
 def main(argv: list[str]) -> int:
     args = protocol.parse_args(argv)
+    clock = collector.start(args.gc)
     threading.stack_size(STACK_BYTES)
     # Load the thread-exit machinery (glibc dlopens libgcc_s at the first thread exit) while there
     # is room for its mappings: at the map-count limit, the first sleeper to finish would abort.
@@ -81,10 +82,10 @@ def main(argv: list[str]) -> int:
         # As source 003's Ruby program waits for every thread (ts.each(&:join)), with a time limit.
         if args.count:
             all_finished.wait(args.seconds + 60 + args.count / 1000)
-        protocol.done(len(finished))
+        protocol.done(len(finished), clock.readings())
     else:
         time.sleep(args.seconds)
-        protocol.done(0)
+        protocol.done(0, clock.readings())
     os._exit(0)  # blocked readers never return: skip joining them
 
 

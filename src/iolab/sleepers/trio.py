@@ -13,7 +13,7 @@ import sys
 
 import trio
 
-from iolab.sleepers import protocol
+from iolab.sleepers import collector, protocol
 
 
 async def read_pipe(fd: int) -> None:
@@ -27,6 +27,7 @@ async def read_socket(mine: socket.socket) -> None:
 
 
 async def run(args: protocol.Args) -> None:
+    clock = collector.start(args.gc)
     completed = 0
 
     async def sleeper() -> None:
@@ -50,9 +51,9 @@ async def run(args: protocol.Args) -> None:
             protocol.start_all(args.count, start_one)
             if args.mode != "sleep":
                 await trio.sleep(args.seconds)
-                protocol.done(0)
+                protocol.done(0, clock.readings())
                 os._exit(0)  # the readers never finish: leave without cancelling thousands of them
-    protocol.done(completed)
+    protocol.done(completed, clock.readings())
 
 
 def main(argv: list[str]) -> int:
