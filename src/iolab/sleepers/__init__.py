@@ -17,8 +17,7 @@ This file only re-exports what notebooks use most, and imports it when first ask
 every Python sleepers program imports this package first, and its start-up is part of its wall time.
 """
 
-import importlib
-from typing import Any
+from iolab.lazy import lazy_exports
 
 _EXPORTS = {
     "blocked_reads": "blocked",
@@ -35,9 +34,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -16,8 +16,7 @@ Layout, one idea per module:
 This file only re-exports.
 """
 
-import importlib
-from typing import Any
+from iolab.lazy import lazy_exports
 
 # Re-exported lazily: the upstream and service processes import this package too, and must not
 # pay for numpy and pandas (which ``result`` needs) at every start.
@@ -33,9 +32,4 @@ _EXPORTS = {
     "UpstreamsResult": "result",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
