@@ -70,6 +70,15 @@ def test_wait_for_line_reports_an_early_exit_with_its_output():
             proc.wait_for_line("listening", timeout=10)
 
 
+def test_a_last_line_still_on_its_way_when_the_process_exits_is_found():
+    # The race, made certain: the reading thread needs the lock we hold to hand over the line, so
+    # the process is gone before its last line arrives. It must be found, not reported missing.
+    with open_process(python_argv("-c", "print('RESULT 42')")) as proc:
+        with proc._new_line:
+            proc.popen.wait()
+            assert proc.wait_for_line("^RESULT (\\d+)$", timeout=10)[1] == "42"
+
+
 def test_open_fork_returns_the_exit_code_and_reaps_the_child():
     with open_fork(lambda: 42) as child:
         assert child.wait(timeout=5) == 42

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 GRACE_SECONDS = 3.0
 # How many lines of a child's output are kept for error messages.
 KEPT_LINES = 50
+# How long the output of a process that has exited may take to reach the reading thread.
+EXIT_DRAIN_S = 2.0
 
 
 class ProcessTimeout(TimeoutError):
@@ -122,13 +124,19 @@ class ManagedProcess:
         """Wait for an output line matching the regular expression ``pattern``; its match."""
         regex = re.compile(pattern)
         deadline = time.monotonic() + timeout
+        exited_at = None
         with self._new_line:
             while True:
                 while self._unread:
                     match = regex.search(self._unread.popleft())
                     if match:
                         return match
-                if self._eof or self.popen.poll() is not None:
+                if exited_at is None and self.popen.poll() is not None:
+                    exited_at = time.monotonic()
+                # A process that has exited may have left its last lines in the pipe, still on their
+                # way to _drain: wait for the end of its output, briefly (a child it left behind may
+                # hold the pipe open).
+                if self._eof or (exited_at is not None and time.monotonic() - exited_at > EXIT_DRAIN_S):
                     raise ProcessFailed(
                         f"{self.describe()} exited with code {self.popen.wait()} before printing "
                         f"a line matching {pattern!r}; its last output:\n{self.tail()}"
@@ -139,7 +147,7 @@ class ManagedProcess:
                         f"{self.describe()} printed no line matching {pattern!r} within "
                         f"{timeout:g} s; its last output:\n{self.tail()}"
                     )
-                self._new_line.wait(left)
+                self._new_line.wait(left if exited_at is None else min(left, EXIT_DRAIN_S))
 
     def tail(self, n: int = 10) -> str:
         """The last ``n`` lines the process printed."""
