@@ -243,12 +243,9 @@ def run(
     """
     if runtime not in RUNTIMES:
         raise ValueError(f"unknown runtime {runtime!r}; the runtimes are: {', '.join(RUNTIMES)}")
-    if mode not in RUNTIMES[runtime].modes:
-        raise ValueError(f"the {runtime} program knows modes {', '.join(RUNTIMES[runtime].modes)}, not {mode!r}")
+    RUNTIMES[runtime].check(mode, gc)
     if count < 0 or seconds < 0:
         raise ValueError("count and seconds must not be negative")
-    if not gc and not RUNTIMES[runtime].is_python:
-        raise ValueError(f"switching the garbage collector off is for the Python programs, not {runtime}")
     if reason := RUNTIMES[runtime].missing():
         return Run(runtime, mode, count, seconds, "skipped", error=reason)
     machine = limits.machine_limits()

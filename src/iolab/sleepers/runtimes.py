@@ -50,15 +50,19 @@ class Runtime:
         """True for the kit's own programs, run by this Python (they know ``--no-gc``)."""
         return self.tool is None
 
+    def check(self, mode: str, gc: bool = True) -> None:
+        """ValueError if this runtime's program cannot run in ``mode``, or without a collector (``gc=False``)."""
+        if mode not in self.modes:
+            raise ValueError(f"the {self.name} program knows modes {', '.join(self.modes)}, not {mode!r}")
+        if not gc and not self.is_python:
+            raise ValueError(f"switching the garbage collector off is for the Python programs, not {self.name}")
+
     def argv(self, mode: str, count: int, seconds: float, fifo: str, gc: bool = True) -> list[str]:
         """The command line of this runtime's program (builds the Go program the first time).
 
         ``gc=False`` switches CPython's cyclic garbage collector off: the Python programs only.
         """
-        if mode not in self.modes:
-            raise ValueError(f"the {self.name} program knows modes {', '.join(self.modes)}, not {mode!r}")
-        if not gc and not self.is_python:
-            raise ValueError(f"switching the garbage collector off is for the Python programs, not {self.name}")
+        self.check(mode, gc)
         if reason := self.missing():
             raise RuntimeError(reason)
         tool = shutil.which(self.tool) if self.tool else None
