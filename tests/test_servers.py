@@ -244,3 +244,33 @@ def test_accept_waiting_takes_every_queued_connection_and_reports_running_out_of
             raise OSError(errno.EMFILE, "Too many open files")
 
     assert sockets.accept_waiting(OutOfDescriptors()) == ([], True)  # type: ignore[arg-type]
+
+
+def test_the_listening_line_comes_once_every_worker_and_its_pool_run() -> None:
+    # A pool forked after the announcement would appear under a test (or a measurement) that
+    # thinks the server has started; the harness above killed such "leftovers" once.
+    cores = os.cpu_count() or 1
+    with servers.open_server("uvloop", workers=2, extra_args=["--offload"]) as server:
+        processes = psutil.Process(server.pid).children(recursive=True)
+        assert len(processes) == 2 * (1 + cores)  # two workers, each with a pool of one process per core
+
+
+def test_a_broken_pool_answers_500_and_the_server_lives_on() -> None:
+    with servers.open_server("asyncio", extra_args=["--offload"]) as server:
+        pool = psutil.Process(server.pid).children()
+        pool[0].kill()
+        psutil.wait_procs(pool[:1], timeout=5)
+        with connect(server.port) as client:
+            assert client.get("/julia?ms=2").status == 500
+        with connect(server.port) as client:
+            assert client.get("/").status == 200
+
+
+def test_servers_started_from_one_process_compute_the_same_julia_set() -> None:
+    from iolab import julia
+
+    width, height = julia.size_for_ms(20)
+    for _ in range(2):
+        with servers.open_server("iterative") as server, connect(server.port) as client:
+            image = client.get("/julia?ms=20").body
+        assert image.split(b"\n")[1] == b"%d %d" % (width, height)  # PGM: "P5", "width height", ...

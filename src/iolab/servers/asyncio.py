@@ -20,6 +20,7 @@ import functools
 import os
 import signal
 import socket
+import sys
 import typing
 from collections.abc import Callable
 
@@ -86,7 +87,15 @@ class HttpProtocol(asyncio.Protocol):
                 return
 
     async def _answer_later(self, request: Request, outcome: Outcome) -> None:
-        response = await carry_out(outcome, self.pool)
+        try:
+            response = await carry_out(outcome, self.pool)
+        except Exception as error:  # e.g. BrokenProcessPool, a pool worker was killed: answer, do not hang
+            print(f"error while answering {request.target}: {error!r}", file=sys.stderr, flush=True)
+            self.effect = None
+            if not self.transport.is_closing():
+                self.transport.write(self.conn.respond_error(HttpError(500, "Internal Server Error")))
+                self._linger()
+            return
         self.effect = None
         if self.transport.is_closing():
             return
@@ -153,8 +162,8 @@ def _run(listener: socket.socket, app: App, options: Options, ready: Callable[[]
             runner.run(serve_listener(listener, app, pool, options.backlog, ready))
 
 
-def _serve_own(listeners: list[socket.socket], index: int, app: App, options: Options) -> None:
-    _run(sockets.keep_only(listeners, index), app, options, ready=lambda: None)
+def _serve_own(listeners: list[socket.socket], index: int, app: App, options: Options, ready: Callable[[], None]) -> None:
+    _run(sockets.keep_only(listeners, index), app, options, ready)
 
 
 def serve(options: Options) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import socket
+from collections.abc import Callable
 
 from iolab.app import App
 from iolab.servers import Options, iterative, sockets, workers
@@ -24,7 +25,7 @@ def serve(options: Options) -> int:
         jobs = [functools.partial(_serve_own, listeners, i, app) for i in range(count)]
     else:
         listeners = [sockets.open_listener(options.port, options.backlog)]
-        jobs = [functools.partial(iterative.serve_listener, listeners[0], app)] * count
+        jobs = [functools.partial(_serve_shared, listeners[0], app)] * count
     try:
         return workers.serve_workers(jobs, listeners)
     finally:
@@ -32,5 +33,12 @@ def serve(options: Options) -> int:
             listener.close()
 
 
-def _serve_own(listeners: list[socket.socket], index: int, app: App) -> None:
-    iterative.serve_listener(sockets.keep_only(listeners, index), app)
+def _serve_shared(listener: socket.socket, app: App, ready: Callable[[], None]) -> None:
+    ready()  # the socket listens already: the kernel queues connections until accept()
+    iterative.serve_listener(listener, app)
+
+
+def _serve_own(listeners: list[socket.socket], index: int, app: App, ready: Callable[[], None]) -> None:
+    listener = sockets.keep_only(listeners, index)
+    ready()
+    iterative.serve_listener(listener, app)
