@@ -32,6 +32,15 @@ def test_julia_is_deterministic_and_sized_by_cost():
     assert large[0] * large[1] == pytest.approx(4 * small[0] * small[1], rel=0.1)
 
 
+def test_a_calibration_passed_in_the_environment_is_used_and_a_bad_one_named(monkeypatch):
+    monkeypatch.setattr(julia, "seconds_per_pixel", julia.seconds_per_pixel.__wrapped__)  # no cache
+    monkeypatch.setenv(julia.CALIBRATION_ENV, "2500")
+    assert julia.seconds_per_pixel() == pytest.approx(2.5e-6)
+    monkeypatch.setenv(julia.CALIBRATION_ENV, "fast")
+    with pytest.raises(ValueError, match=julia.CALIBRATION_ENV):
+        julia.seconds_per_pixel()
+
+
 def test_run_together_times_every_process():
     job = functools.partial(julia.julia, *julia.size_for_ms(50))
     df = parallel.run_together(3, job)

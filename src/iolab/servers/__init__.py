@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from iolab import procs
+from iolab import julia, procs
 from iolab.servers.sockets import BACKLOG, LISTENING_PATTERN
 
 # How long a server may take to print its "listening on" line: importing the CLI (pandas) and
@@ -110,9 +110,15 @@ def open_server(
     port: int = 0,
     extra_args: Sequence[str] = (),
 ) -> Iterator[Server]:
-    """Start ``python -m iolab serve MODEL`` and wait until it listens; leaving the block stops it and its workers."""
+    """Start ``python -m iolab serve MODEL`` and wait until it listens; leaving the block stops it and its workers.
+
+    The server uses this process's Julia calibration (``iolab.julia.CALIBRATION_ENV``), so servers
+    started here do the same work for the same ``/julia?ms=``.
+    """
     argv = serve_argv(model, workers=workers, backlog=backlog, port=port, extra_args=extra_args)
-    with procs.open_process(argv) as process:
+    # Every server started from here computes the same Julia set for the same ?ms=.
+    calibration = {julia.CALIBRATION_ENV: f"{julia.seconds_per_pixel() * 1e9:.1f}"}
+    with procs.open_process(argv, env=calibration) as process:
         match = process.wait_for_line(LISTENING_PATTERN, timeout=START_SECONDS)
         yield Server(model, int(match[1]), process)
 
