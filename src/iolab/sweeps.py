@@ -9,7 +9,8 @@ machine spreads over all settings instead of landing on one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -40,28 +41,63 @@ def sweep(
     repeats: int = 1,
     warmup_s: float = 0.5,
     progress: bool = True,
+    interleave: bool = False,
 ) -> pd.DataFrame:
     """Run every load in ``loads`` against every server in ``servers``; one row per run.
 
     A server is the keyword arguments of :func:`iolab.servers.open_server` (``{"model": "prefork",
     "workers": 2}``); a load, those of :class:`iolab.load.LoadSpec` without the URL
     (``{"connections": 10, "duration_s": 1}``). Each server gets a short closed-loop warm-up run
-    first (``warmup_s``; 0 skips it), which is not recorded.
+    first (``warmup_s``; 0 skips it), which is not recorded: the first load, up to 10 clients.
+
+    Servers run one after another, unless ``interleave``: then all are started at once (idle but
+    for their turn) and each repeat loads them all in turn, so that a slow patch of the machine
+    spreads over the servers too. Use it for a ratio between servers.
     """
     rows = []
     bar = tqdm(total=len(servers) * len(loads) * repeats, desc="runs", disable=not progress, leave=False)
-    with bar:
-        for server_kwargs in servers:
-            with open_server(**server_kwargs) as server:
-                url = server.url + path
-                if warmup_s > 0:
-                    run_load(LoadSpec(url, connections=min(10, loads[0].get("connections", 10)), duration_s=warmup_s))
-                for repeat in range(repeats):
-                    for load in loads:
-                        result = run_load(LoadSpec(url, **load))
-                        rows.append(dict(server_kwargs) | dict(load) | {"repeat": repeat} | figures(result))
-                        bar.update()
+    # closing(): an error in a run must stop the servers now, not when its traceback is dropped.
+    with bar, contextlib.closing(_turns(servers, path, repeats, warmup_s, loads, interleave)) as turns:
+        for repeat, server_kwargs, url in turns:
+            for load in loads:
+                result = run_load(LoadSpec(url, **load))
+                rows.append(dict(server_kwargs) | dict(load) | {"repeat": repeat} | figures(result))
+                bar.update()
     return pd.DataFrame(rows)
+
+
+def _turns(
+    servers: Sequence[Mapping[str, Any]],
+    path: str,
+    repeats: int,
+    warmup_s: float,
+    loads: Sequence[Mapping[str, Any]],
+    interleave: bool,
+) -> Iterator[tuple[int, Mapping[str, Any], str]]:
+    """(repeat, server settings, URL) for each turn of a sweep, each server running during its turns."""
+
+    def warm_up(url: str) -> str:
+        if warmup_s > 0:
+            first = loads[0]
+            # Like the first load, briefly. Its requests give up soon too: a keep-alive client that a
+            # pre-fork server never serves would otherwise hold the warm-up for a whole timeout.
+            spec = LoadSpec(url, connections=min(10, first.get("connections", 10)), duration_s=warmup_s,
+                            keepalive=first.get("keepalive", True), timeout_s=max(1.0, warmup_s))
+            run_load(spec)
+        return url
+
+    if interleave:
+        with contextlib.ExitStack() as stack:
+            urls = [warm_up(stack.enter_context(open_server(**kwargs)).url + path) for kwargs in servers]
+            for repeat in range(repeats):
+                for server_kwargs, url in zip(servers, urls):
+                    yield repeat, server_kwargs, url
+        return
+    for server_kwargs in servers:
+        with open_server(**server_kwargs) as server:
+            url = warm_up(server.url + path)
+            for repeat in range(repeats):
+                yield repeat, server_kwargs, url
 
 
 def spread(df: pd.DataFrame, by: Sequence[str], value: str = "rps") -> pd.DataFrame:
