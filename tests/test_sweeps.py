@@ -64,3 +64,41 @@ def test_the_warm_up_follows_the_first_load_and_gives_up_soon() -> None:
                       warmup_s=0.3, progress=False)
     assert time.monotonic() - start < 3.5
     assert df.never_served.eq(0).all()
+
+
+class FakeServer:
+    """Records when it starts, is warmed up and stops."""
+
+    def __init__(self, name: str, log: list[str]) -> None:
+        self.name, self.log = name, log
+
+    def __enter__(self) -> FakeServer:
+        self.log.append(f"start {self.name}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.log.append(f"stop {self.name}")
+
+
+@pytest.mark.parametrize("interleave, expected", [
+    (False, ["start A", "warm A", "0 A", "1 A", "stop A", "start B", "warm B", "0 B", "1 B", "stop B"]),
+    (True, ["start A", "start B", "warm A", "warm B", "0 A", "0 B", "1 A", "1 B", "stop B", "stop A"]),
+])
+def test_servers_take_turns_one_after_another_or_interleaved(interleave: bool, expected: list[str]) -> None:
+    log: list[str] = []
+    openers = [lambda name=name: FakeServer(name, log) for name in "AB"]
+    warm = lambda server: log.append(f"warm {server.name}")  # noqa: E731
+    with sweeps.taking_turns(openers, 2, interleave=interleave, warm_up=warm) as turns:
+        for repeat, index, server in turns:
+            assert server.name == "AB"[index]
+            log.append(f"{repeat} {server.name}")
+    assert log == expected
+
+
+def test_leaving_the_turns_early_stops_the_running_servers() -> None:
+    log: list[str] = []
+    openers = [lambda name=name: FakeServer(name, log) for name in "AB"]
+    with pytest.raises(RuntimeError), sweeps.taking_turns(openers, interleave=True) as turns:
+        for _ in turns:
+            raise RuntimeError("a run failed")
+    assert log == ["start A", "start B", "stop B", "stop A"]

@@ -2,8 +2,9 @@
 
 A *variant* is a server model with its settings ("prefork, 2 workers", "asyncio --offload"), or any
 server with a label and an ``open()`` (chapter 4's Node.js server); ``open()`` starts it for the
-duration of its rows, so that two variants never share the CPU. This is :func:`iolab.sweeps.sweep`
-for servers that are not all the kit's: the figures of each run are the same (``sweeps.figures``).
+duration of its rows, so that two variants never share the CPU (unless ``interleave``). This is
+:func:`iolab.sweeps.sweep` for servers that are not all the kit's: the figures of each run
+(``sweeps.figures``) and the way servers take turns (``sweeps.taking_turns``) are the same.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pandas as pd
 
 from iolab.load import LoadSpec, run_load
 from iolab.servers import Server, open_server
-from iolab.sweeps import figures
+from iolab.sweeps import figures, taking_turns
 
 class Running(Protocol):
     """What a started variant offers: its base URL (``http://127.0.0.1:PORT``) and its (parent) pid."""
@@ -68,25 +69,27 @@ def load_matrix(
     progress: bool = True,
     timeout_s: float = 5.0,
     repeats: int = 1,
+    interleave: bool = False,
 ) -> pd.DataFrame:
     """Closed-loop load on every variant x target x number of clients; one tidy row per run.
 
     ``timeout_s`` bounds each request: a connection a server never answers (a pre-fork server with
     fewer workers than keep-alive clients) costs that long at the end of its run. With ``repeats``
     the runs on one server are interleaved (all targets and client counts, then all again), so that a
-    slow patch of a shared machine spreads over the settings instead of landing on one.
+    slow patch of a shared machine spreads over the settings instead of landing on one; with
+    ``interleave`` too, over the variants (see :func:`iolab.sweeps.taking_turns`).
     """
     from tqdm.auto import tqdm
 
     rows = []
     total = len(variants) * len(targets) * len(clients) * repeats
-    with tqdm(total=total, desc="load runs", disable=not progress) as bar:
-        for variant in variants:
-            with variant.open() as server:
-                for repeat in range(repeats):
-                    for target in targets:
-                        for n in clients:
-                            figures = load_row(server.url + target, n, duration_s, keepalive, timeout_s)
-                            rows.append({"server": variant.label, "target": target, "clients": n, "repeat": repeat} | figures)
-                            bar.update()
+    openers = [variant.open for variant in variants]
+    with tqdm(total=total, desc="load runs", disable=not progress) as bar, \
+            taking_turns(openers, repeats, interleave=interleave) as turns:
+        for repeat, index, server in turns:
+            for target in targets:
+                for n in clients:
+                    figures = load_row(server.url + target, n, duration_s, keepalive, timeout_s)
+                    rows.append({"server": variants[index].label, "target": target, "clients": n, "repeat": repeat} | figures)
+                    bar.update()
     return pd.DataFrame(rows)
