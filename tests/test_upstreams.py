@@ -106,13 +106,30 @@ def test_refusals_and_resets_fail_fast_in_both_models():
             assert result.succeeded == 240
 
 
+@pytest.mark.parametrize("loop", ["asyncio", "trio"])
+def test_the_async_service_times_out_and_fails_fast_on_either_loop(loop: str) -> None:
+    spec = RunSpec(100, 300, "20ms*2,refuse,reset,hang", "async", loop=loop, timeout_s=0.2, max_seconds=8)
+    result = run_upstreams(spec)
+    assert result.failures() == {"refused": 60, "reset": 60, "timeout": 60}
+    assert result.succeeded == 120 and result.unfinished == 0
+    assert result.avg_rate >= 0.9 * 40  # the two healthy endpoints' share of 100 req/s
+
+
+def test_the_trio_service_holds_the_rate_past_the_bandwidth_law():
+    with open_upstreams("50ms*2") as upstreams:
+        result = run_service(RunSpec(200, 600, "50ms*2", "async", loop="trio", max_seconds=5), upstreams)
+    assert result.avg_rate >= 0.9 * 200
+    assert result.succeeded == 600
+
+
 @pytest.mark.solo  # measures CPU time or timing: needs the cores to itself
-def test_an_upstream_limit_turns_the_black_holes_share_away_and_nothing_else():
+@pytest.mark.parametrize("loop", ["asyncio", "trio"])
+def test_an_upstream_limit_turns_the_black_holes_share_away_and_nothing_else(loop: str) -> None:
     # 25 req/s and 20 ms calls: every healthy call ends before the next request arrives, so only
     # the black hole's calls pile up, and the counts below are exact.
     with open_upstreams("20ms*4,hang") as upstreams:
-        per_upstream = run_service(RunSpec(25, 75, "20ms*4,hang", "async", limit=3), upstreams)
-        service_wide = run_service(RunSpec(25, 75, "20ms*4,hang", "async", limit=3, limit_scope="service"), upstreams)
+        per_upstream = run_service(RunSpec(25, 75, "20ms*4,hang", "async", loop=loop, limit=3), upstreams)
+        service_wide = run_service(RunSpec(25, 75, "20ms*4,hang", "async", loop=loop, limit=3, limit_scope="service"), upstreams)
     # The black hole gets 15 requests: 3 are admitted and hang (late), 12 are rejected at once.
     assert per_upstream.failures() == {"late": 3, "rejected": 12}
     assert per_upstream.succeeded == 60
@@ -123,8 +140,9 @@ def test_an_upstream_limit_turns_the_black_holes_share_away_and_nothing_else():
     assert service_wide.succeeded <= 15
 
 
-def test_async_without_a_limit_keeps_every_hung_call_open():
-    result = run_upstreams(RunSpec(200, 400, "20ms*4,hang", "async"))
+@pytest.mark.parametrize("loop", ["asyncio", "trio"])
+def test_async_without_a_limit_keeps_every_hung_call_open(loop: str) -> None:
+    result = run_upstreams(RunSpec(200, 400, "20ms*4,hang", "async", loop=loop))
     memory = result.memory_timeline()
     assert result.failures() == {"late": 80}
     assert memory.in_flight.max() >= 70  # every call to the black hole, still waiting at the end

@@ -20,7 +20,7 @@ import time
 
 from iolab.load.client import Connection, request_bytes
 from iolab.load.worker import connect_error_kind
-from iolab.upstreams.service import OK, PARKED, REJECTED, Ledger, Schedule, ServiceSpec, classify
+from iolab.upstreams.service import OK, PARKED, InFlight, Ledger, Schedule, ServiceSpec
 
 perf_counter = time.perf_counter
 
@@ -86,27 +86,6 @@ class AsyncCaller:
         return OK if result == 200 else f"http_{result}"
 
 
-class Limiter:
-    """Calls in flight, per endpoint or for the whole service; ``admit`` says no past the limit."""
-
-    def __init__(self, spec: ServiceSpec) -> None:
-        self.limit = spec.limit
-        self.per_upstream = spec.limit_scope == "upstream"
-        self.busy = collections.Counter[int]()
-
-    def _key(self, e: int) -> int:
-        return e if self.per_upstream else -1
-
-    def admit(self, e: int) -> bool:
-        if self.limit is not None and self.busy[self._key(e)] >= self.limit:
-            return False
-        self.busy[self._key(e)] += 1
-        return True
-
-    def release(self, e: int) -> None:
-        self.busy[self._key(e)] -= 1
-
-
 async def serve(spec: ServiceSpec) -> dict | None:
     """Serve ``spec.num_req`` requests at ``spec.rate`` on this loop; the ledger's record."""
     if spec.park:
@@ -114,33 +93,21 @@ async def serve(spec: ServiceSpec) -> dict | None:
         await asyncio.Event().wait()  # until SIGTERM ends the process
     ledger = Ledger(spec.num_req)
     caller = AsyncCaller(spec)
-    limiter = Limiter(spec)
-    n_endpoints = len(spec.ports)
-    in_flight: dict[int, float] = {}  # request -> when its call began
+    calls = InFlight(spec, ledger)
     tasks: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
-    finished = 0
 
     async def handle(i: int) -> None:
-        nonlocal finished
-        e = i % n_endpoints
-        started = perf_counter()
-        ledger.start(i, started)
-        if not limiter.admit(e):
-            ledger.finish(i, REJECTED, started)
-            finished += 1
-            return
-        in_flight[i] = started
+        e = calls.begin(i)
+        if e is None:
+            return  # turned away by the limit
+        kind = None
         try:
             async with asyncio.timeout(spec.timeout_s):  # None: no timeout
                 kind = await caller.call(e)
         except TimeoutError:
             kind = "timeout"
         finally:
-            del in_flight[i]
-            limiter.release(e)
-        now = perf_counter()
-        ledger.finish(i, classify(kind, now - started, spec.late_s), now)
-        finished += 1
+            calls.end(i, kind)
 
     schedule = Schedule(spec, ledger)
     while True:
@@ -148,7 +115,7 @@ async def serve(spec: ServiceSpec) -> dict | None:
             task = asyncio.create_task(handle(i))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
-        if schedule.done(perf_counter(), finished, in_flight.values()):
+        if schedule.done(perf_counter(), calls.finished, calls.since.values()):
             return schedule.result()
         await asyncio.sleep(schedule.pause())
 

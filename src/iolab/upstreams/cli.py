@@ -19,6 +19,7 @@ The latency spec lists the upstream endpoints, called in turn (round robin):
 Examples:
   python -m iolab upstreams --rate 1000 --num-req 10000 --latency "20ms*9,30s" sync --threads 50
   python -m iolab upstreams --rate 1000 --num-req 10000 --latency "20ms*9,30s" async
+  python -m iolab upstreams --rate 1000 --num-req 10000 --latency "20ms*9,30s" async --loop trio
   python -m iolab upstreams --rate 1000 --num-req 5000 --latency "20ms*9,hang" --timeout 0.1 sync --threads 50
 Run the upstreams alone (to poke them with curl): python -m iolab.upstreams.server "20ms*9,hang"
 """
@@ -72,7 +73,7 @@ def add_upstreams(sub: Subparsers) -> None:
     sync = models.add_parser("sync", help="a fixed pool of threads doing blocking calls")
     sync.add_argument("--threads", "-t", type=positive_int, required=True, help="threads in the pool")
     asynchronous = models.add_parser("async", help="one event loop, a task per request")
-    asynchronous.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio")
+    asynchronous.add_argument("--loop", choices=["asyncio", "uvloop", "trio"], default="asyncio", help="the event loop (default asyncio)")
     asynchronous.add_argument("--limit", type=positive_int, metavar="N", help="at most N calls in flight; more are rejected at once")
     asynchronous.add_argument("--limit-scope", choices=["upstream", "service"], default="upstream", help="count the limit per upstream (default) or for the whole service")
 

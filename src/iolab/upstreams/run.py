@@ -26,7 +26,7 @@ from iolab.upstreams.service import LATE_S, PARKED, RESULT_PREFIX, ServiceSpec
 from iolab.upstreams.spec import parse_spec
 
 MODELS = ("sync", "async")
-LOOPS = ("asyncio", "uvloop")
+LOOPS = ("asyncio", "uvloop", "trio")
 LIMIT_SCOPES = ("upstream", "service")
 START_SECONDS = 30.0  # Python start-up on a busy two-core machine
 # Past its own time limit, a service that has not reported is stuck, not slow.
@@ -44,7 +44,7 @@ class RunSpec:
     latency: str  # a latency spec: "20ms*9,30s" (see iolab.upstreams.spec)
     model: str = "sync"  # "sync" (a thread pool) or "async" (an event loop)
     threads: int = 50  # sync
-    loop: str = "asyncio"  # async: "asyncio" or "uvloop"
+    loop: str = "asyncio"  # async: "asyncio", "uvloop" or "trio"
     timeout_s: float | None = None  # client timeout per upstream call; None: wait as long as it takes
     limit: int | None = None  # async: calls in flight at most; past it a request is rejected at once
     limit_scope: str = "upstream"  # the limit counts per upstream, or for the whole service

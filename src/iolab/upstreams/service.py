@@ -5,8 +5,9 @@ upstreams in turn (round robin: request ``i`` goes to endpoint ``i % E``). Its m
 the requests inside the service process, on a schedule, and so does this one: request ``i`` arrives
 at ``t0 + i / rate`` whatever the service is doing, and its latency counts from that moment, so
 time spent waiting for a free thread is counted, not hidden (an open loop, as in :mod:`iolab.load`).
-The two models (:mod:`~iolab.upstreams.sync`, :mod:`~iolab.upstreams.asyncio`) differ only in how
-they wait for the upstream's answer; both record every request in a :class:`Ledger`.
+The two models (:mod:`~iolab.upstreams.sync`, :mod:`~iolab.upstreams.asyncio`, and the async one
+again on :mod:`~iolab.upstreams.trio`) differ only in how they wait for the upstream's answer; all
+record every request in a :class:`Ledger`.
 
 ``python -m iolab.upstreams.service SPEC_JSON`` prints ``TICK second finished`` once a second and
 finally ``RESULT {json}``; then it exits at once with ``os._exit``: calls still hanging (threads
@@ -15,6 +16,7 @@ blocked in ``recv``, tasks awaiting a black hole) end with the process, as they 
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import os
@@ -54,7 +56,7 @@ class ServiceSpec:
     endpoints: tuple[Endpoint, ...]
     ports: tuple[int, ...]
     threads: int = 50  # sync: the pool
-    loop: str = "asyncio"  # async: "asyncio" or "uvloop"
+    loop: str = "asyncio"  # async: "asyncio", "uvloop" or "trio"
     timeout_s: float | None = None  # the client timeout on each upstream call; None: wait forever
     limit: int | None = None  # async: calls in flight at most, per upstream or per service
     limit_scope: str = "upstream"  # "upstream" (a bulkhead per endpoint) or "service" (one for all)
@@ -130,6 +132,62 @@ class Ledger:
             "samples": samples,
             "cpu_s": round(cpu_s, 3),
         }
+
+
+class Limiter:
+    """The async models' calls in flight, per endpoint or for the whole service; ``admit`` says no
+    past the limit. No lock: one event loop runs every admit and release."""
+
+    def __init__(self, spec: ServiceSpec) -> None:
+        self.limit = spec.limit
+        self.per_upstream = spec.limit_scope == "upstream"
+        self.busy = collections.Counter[int]()
+
+    def _key(self, e: int) -> int:
+        return e if self.per_upstream else -1
+
+    def admit(self, e: int) -> bool:
+        if self.limit is not None and self.busy[self._key(e)] >= self.limit:
+            return False
+        self.busy[self._key(e)] += 1
+        return True
+
+    def release(self, e: int) -> None:
+        self.busy[self._key(e)] -= 1
+
+
+class InFlight:
+    """The async models' bookkeeping of each request: the ledger, the limit, and the calls still
+    waiting (for :meth:`Schedule.done`). One event loop runs it all: no lock."""
+
+    def __init__(self, spec: ServiceSpec, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.limiter = Limiter(spec)
+        self.late_s = spec.late_s
+        self.endpoints = len(spec.ports)
+        self.since: dict[int, float] = {}  # request -> when its call began
+        self.finished = 0
+
+    def begin(self, i: int) -> int | None:
+        """Request ``i`` arrives: the endpoint to call, or None if the limit turned it away (recorded)."""
+        e = i % self.endpoints
+        started = time.perf_counter()
+        self.ledger.start(i, started)
+        if not self.limiter.admit(e):
+            self.ledger.finish(i, REJECTED, started)
+            self.finished += 1
+            return None
+        self.since[i] = started
+        return e
+
+    def end(self, i: int, kind: str | None) -> None:
+        """Request ``i``'s call ended with ``kind``; None: it was cancelled and has no outcome."""
+        started = self.since.pop(i)
+        self.limiter.release(i % self.endpoints)
+        if kind is not None:
+            now = time.perf_counter()
+            self.ledger.finish(i, classify(kind, now - started, self.late_s), now)
+            self.finished += 1
 
 
 def over(finished: int, num_req: int, busy_since: Iterable[float], now: float, late_s: float) -> bool:
@@ -225,6 +283,8 @@ def main(argv: list[str]) -> int:
     raise_open_files_limit()
     if spec.model == "sync":
         from iolab.upstreams import sync as model
+    elif spec.loop == "trio":
+        from iolab.upstreams import trio as model  # type: ignore[no-redef]
     else:
         from iolab.upstreams import asyncio as model  # type: ignore[no-redef]
     finish_process(model.run(spec))
