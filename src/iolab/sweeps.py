@@ -59,6 +59,7 @@ def sweep(
     for their turn) and each repeat loads them all in turn, so that a slow patch of the machine
     spreads over the servers too. Use it for a ratio between servers.
     """
+
     def warm_up(server: Server) -> None:
         if warmup_s > 0:
             first = loads[0]

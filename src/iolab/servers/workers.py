@@ -1,9 +1,10 @@
 """Fork N worker processes, wait for them, and end them all on SIGTERM or SIGINT.
 
 The parent serves nothing: it forks, waits until every worker says it is ready (an asyncio worker
-with ``--offload`` first starts its process pool), announces the port, then waits for the workers. Workers stay in the parent's process group, so
-that ``procs.open_process`` (and Ctrl-C in a terminal) reaches them too, and they leave through
-``os._exit`` (``procs.run_child``) so that none runs the parent's clean-up a second time.
+with ``--offload`` first starts its process pool), announces the port, then waits for the workers.
+Workers stay in the parent's process group, so that ``procs.open_process`` (and Ctrl-C in a
+terminal) reaches them too, and they leave through ``os._exit`` (``procs.run_child``) so that none
+runs the parent's clean-up a second time.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ overload. ``limit_scope="upstream"`` keeps one such count per endpoint (a bulkhe
 ``"service"`` one for the whole service.
 
 Mirrors :mod:`iolab.upstreams.sync`: same ledger, same schedule, same framing client; only the
-waiting differs. ``loop="uvloop"`` runs the same code on uvloop.
+waiting differs. ``loop="uvloop"`` runs the same code on uvloop; :mod:`iolab.upstreams.trio` is
+the same service written for trio.
 """
 
 from __future__ import annotations
