@@ -97,23 +97,17 @@ async def serve(spec: ServiceSpec) -> dict | None:
     calls = InFlight(spec, ledger)
     tasks: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
 
-    async def handle(i: int) -> None:
-        e = calls.begin(i)
-        if e is None:
-            return  # turned away by the limit
-        kind = None
+    async def call(e: int) -> str:
         try:
             async with asyncio.timeout(spec.timeout_s):  # None: no timeout
-                kind = await caller.call(e)
+                return await caller.call(e)
         except TimeoutError:
-            kind = "timeout"
-        finally:
-            calls.end(i, kind)
+            return "timeout"
 
     schedule = Schedule(spec, ledger)
     while True:
         for i in schedule.arrivals(perf_counter()):
-            task = asyncio.create_task(handle(i))
+            task = asyncio.create_task(calls.handle(i, call))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
         if schedule.done(perf_counter(), calls.finished, calls.since.values()):

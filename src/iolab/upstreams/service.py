@@ -23,7 +23,7 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -167,6 +167,18 @@ class InFlight:
         self.endpoints = len(spec.ports)
         self.since: dict[int, float] = {}  # request -> when its call began
         self.finished = 0
+
+    async def handle(self, i: int, call: Callable[[int], Awaitable[str]]) -> None:
+        """Request ``i``, start to end: ``call(endpoint)`` makes the call (with the loop's own
+        timeout) and returns its outcome; it is not made if the limit turns the request away."""
+        e = self.begin(i)
+        if e is None:
+            return
+        kind = None
+        try:
+            kind = await call(e)
+        finally:
+            self.end(i, kind)  # also when cancelled: the limit's slot is freed
 
     def begin(self, i: int) -> int | None:
         """Request ``i`` arrives: the endpoint to call, or None if the limit turned it away (recorded)."""

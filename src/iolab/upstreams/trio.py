@@ -86,24 +86,16 @@ async def serve(spec: ServiceSpec) -> dict | None:
     calls = InFlight(spec, ledger)
     timeout = math.inf if spec.timeout_s is None else spec.timeout_s
 
-    async def handle(i: int) -> None:
-        e = calls.begin(i)
-        if e is None:
-            return  # turned away by the limit
-        kind = None
-        try:
-            with trio.move_on_after(timeout) as scope:
-                kind = await caller.call(e)
-            if scope.cancelled_caught:
-                kind = "timeout"
-        finally:
-            calls.end(i, kind)
+    async def call(e: int) -> str:
+        with trio.move_on_after(timeout):
+            return await caller.call(e)
+        return "timeout"  # reached only when the scope cancelled the call
 
     schedule = Schedule(spec, ledger)
     async with trio.open_nursery() as nursery:
         while True:
             for i in schedule.arrivals(perf_counter()):
-                nursery.start_soon(handle, i)
+                nursery.start_soon(calls.handle, i, call)
             if schedule.done(perf_counter(), calls.finished, calls.since.values()):
                 result = schedule.result()
                 nursery.cancel_scope.cancel()  # the calls still hanging end here, not with the process
