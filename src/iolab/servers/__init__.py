@@ -116,7 +116,6 @@ def open_server(
     started here do the same work for the same ``/julia?ms=``.
     """
     argv = serve_argv(model, workers=workers, backlog=backlog, port=port, extra_args=extra_args)
-    # Every server started from here computes the same Julia set for the same ?ms=.
     calibration = {julia.CALIBRATION_ENV: f"{julia.seconds_per_pixel() * 1e9:.1f}"}
     with procs.open_process(argv, env=calibration) as process:
         match = process.wait_for_line(LISTENING_PATTERN, timeout=START_SECONDS)

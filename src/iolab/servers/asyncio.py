@@ -91,13 +91,13 @@ class HttpProtocol(asyncio.Protocol):
             response = await carry_out(outcome, self.pool)
         except Exception as error:  # e.g. BrokenProcessPool, a pool worker was killed: answer, do not hang
             print(f"error while answering {request.target}: {error!r}", file=sys.stderr, flush=True)
-            self.effect = None
-            if not self.transport.is_closing():
-                self.transport.write(self.conn.respond_error(HttpError(500, "Internal Server Error")))
-                self._linger()
-            return
+            response = None
         self.effect = None
         if self.transport.is_closing():
+            return
+        if response is None:
+            self.transport.write(self.conn.respond_error(HttpError(500, "Internal Server Error")))
+            self._linger()
             return
         self._send(request, response)
         if not self.conn.closing:
