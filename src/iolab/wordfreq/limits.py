@@ -9,14 +9,16 @@
 from __future__ import annotations
 
 import os
+import _thread
 import resource
-import threading
 
 from iolab import machine, procfs, procs
 from iolab.load import DescriptorLimit
 
 # Descriptors a client needs besides its sockets: stdio, the server's output pipe, epoll, trio's wakeup pipes.
 SPARE_FDS = 32
+# Address space a thread-counting child keeps free for reporting its result.
+RESERVE_BYTES = 1 << 20
 
 
 def descriptor_limit(connections: int, opened: int, cause: OSError) -> DescriptorLimit:
@@ -39,20 +41,28 @@ def _start_threads(spare_mb: int, stack_kib: int | None, limit: int, report: int
     # A forked child starts with its parent's address space (a notebook kernel's is large): allow that, plus spare_mb.
     in_use_kb = int(procfs.status(os.getpid()).vm_size_kb)
     resource.setrlimit(resource.RLIMIT_AS, (in_use_kb * 1024 + spare_mb * 2**20,) * 2)
-    threading.stack_size((stack_kib or 0) * 1024)
-    release, started, error = threading.Event(), 0, "none"
+    _thread.stack_size((stack_kib or 0) * 1024)
+    # Address space held back so that the report can still be written once the limit is reached.
+    reserve = bytearray(RESERVE_BYTES)
+    release = _thread.allocate_lock()
+    release.acquire()
+    started, error = 0, "none"
     try:
         for _ in range(limit):
-            threading.Thread(target=release.wait, daemon=True).start()
+            # Not threading.Thread: its start() waits for the new thread to say it runs, and near the limit
+            # the new thread can fail to allocate before it says so, leaving start() waiting forever
+            # (as iolab.sleepers.threads explains). A thread the kernel created counts, whether it runs or not.
+            _thread.start_new_thread(release.acquire, ())
             started += 1
-    except RuntimeError as exc:
-        error = str(exc)
-    finally:
-        release.set()
+    except (RuntimeError, MemoryError) as exc:
+        del reserve
+        error = str(exc) or type(exc).__name__
     os.write(report, f"{started}\t{error}".encode())
 
 
-def thread_capacity(spare_mb: int, stack_kib: int | None = None, limit: int = 20_000) -> tuple[int, str]:
+def thread_capacity(
+    spare_mb: int, stack_kib: int | None = None, limit: int = 20_000, timeout: float = 120.0
+) -> tuple[int, str]:
     """Start idle threads in a child allowed ``spare_mb`` more address space (ulimit -v) until one fails or
     ``limit`` run; how many started, and the error (``"none"``).
 
@@ -62,10 +72,13 @@ def thread_capacity(spare_mb: int, stack_kib: int | None = None, limit: int = 20
     read_end, write_end = os.pipe()
     try:
         with procs.open_fork(_start_threads, spare_mb, stack_kib, limit, write_end) as child:
-            child.wait(timeout=120)
+            child.wait(timeout=timeout)
         os.close(write_end)
         write_end = -1
-        started, error = os.read(read_end, 4096).decode().split("\t", 1)
+        report = os.read(read_end, 4096).decode()
+        if "\t" not in report:
+            raise procs.ProcessFailed(f"the thread-counting child exited with {child.exit_code} and no report")
+        started, error = report.split("\t", 1)
         return int(started), error
     finally:
         os.close(read_end)
