@@ -8,8 +8,8 @@
 
 from __future__ import annotations
 
-import os
 import _thread
+import os
 import resource
 
 from iolab import machine, procfs, procs
