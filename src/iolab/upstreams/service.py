@@ -171,35 +171,22 @@ class InFlight:
     async def handle(self, i: int, call: Callable[[int], Awaitable[str]]) -> None:
         """Request ``i``, start to end: ``call(endpoint)`` makes the call (with the loop's own
         timeout) and returns its outcome; it is not made if the limit turns the request away."""
-        e = self.begin(i)
-        if e is None:
-            return
-        kind = None
-        try:
-            kind = await call(e)
-        finally:
-            self.end(i, kind)  # also when cancelled: the limit's slot is freed
-
-    def begin(self, i: int) -> int | None:
-        """Request ``i`` arrives: the endpoint to call, or None if the limit turned it away (recorded)."""
         e = i % self.endpoints
         started = time.perf_counter()
         self.ledger.start(i, started)
         if not self.limiter.admit(e):
             self.ledger.finish(i, REJECTED, started)
             self.finished += 1
-            return None
+            return
         self.since[i] = started
-        return e
-
-    def end(self, i: int, kind: str | None) -> None:
-        """Request ``i``'s call ended with ``kind``; None: it was cancelled and has no outcome."""
-        started = self.since.pop(i)
-        self.limiter.release(i % self.endpoints)
-        if kind is not None:
-            now = time.perf_counter()
-            self.ledger.finish(i, classify(kind, now - started, self.late_s), now)
-            self.finished += 1
+        try:
+            kind = await call(e)
+        finally:  # also when cancelled, with no outcome to record: the limit's slot is freed
+            del self.since[i]
+            self.limiter.release(e)
+        now = time.perf_counter()
+        self.ledger.finish(i, classify(kind, now - started, self.late_s), now)
+        self.finished += 1
 
 
 def over(finished: int, num_req: int, busy_since: Iterable[float], now: float, late_s: float) -> bool:

@@ -52,27 +52,26 @@ class TrioCaller:
                 return connect_error_kind(exc)
         answer = Answer()
         framer = Connection(answer)
+        keep = False
         try:
             await stream.send_all(self.requests[e])
             while not answer.status:
                 data = await stream.receive_some(RECV_BYTES)  # the task sleeps here; the others run
                 if not data:
-                    stream.socket.close()
                     return "closed"  # EOF before the answer
                 framer.data_received(data)
                 if answer.failure:
-                    stream.socket.close()
                     return "reset"
+            keep = not framer.close_after
         except trio.BrokenResourceError:
-            stream.socket.close()
             return "reset"
-        except BaseException:  # cancelled (the timeout, the end of the run): an answer may yet come
-            stream.socket.close()
-            raise
-        if framer.close_after:
-            stream.socket.close()
-        else:
-            idle.append(stream)
+        finally:
+            # Closed on every other way out, cancellation included (the timeout, the end of the run):
+            # an answer may yet come, and must not be read as the next call's.
+            if keep:
+                idle.append(stream)
+            else:
+                stream.socket.close()
         return OK if answer.status == 200 else f"http_{answer.status}"
 
 
