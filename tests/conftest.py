@@ -7,7 +7,7 @@ import contextlib
 import psutil
 import pytest
 
-from iolab.guard import describe, running_descendants
+from iolab.kit.guard import describe, running_descendants
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""iolab.app: the routes, their effects, and the static folder's safety rule."""
+"""iolab.web.app: the routes, their effects, and the static folder's safety rule."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import app, http
+from iolab.web import app, http
 
 
 @pytest.fixture(scope="module")

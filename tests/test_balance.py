@@ -1,12 +1,12 @@
-"""iolab.balance: connections counted per worker, wake-ups per connection, a busy worker's queue."""
+"""iolab.topics.prefork.balance: connections counted per worker, wake-ups per connection, a busy worker's queue."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from iolab import balance
-from iolab.comparisons import Variant
+from iolab.topics.prefork import balance
+from iolab.load.comparisons import Variant
 from iolab.load import Histogram
 
 SHARED = Variant("prefork", "prefork", 3)
@@ -62,7 +62,7 @@ def test_the_probe_must_end_before_the_busy_request() -> None:
 def test_cli_prints_one_json_document(capsys) -> None:
     import json
 
-    from iolab.cli import main
+    from iolab.commands import main
 
     assert main(["balance", "--workers", "2", "--connections", "20", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -1,9 +1,9 @@
-"""iolab.comparisons: one tidy row per variant x target x clients."""
+"""iolab.load.comparisons: one tidy row per variant x target x clients."""
 
 from __future__ import annotations
 
-from iolab.comparisons import Variant, load_matrix
-from iolab.sweeps import FIGURES
+from iolab.load.comparisons import load_matrix, Variant
+from iolab.load.sweeps import FIGURES
 
 
 def test_matrix_has_a_row_per_run_and_shows_a_worker_tied_by_keepalive() -> None:

@@ -1,6 +1,6 @@
 import pytest
 
-from iolab import connections
+from iolab.topics.sockets import connections
 from iolab.servers import open_server
 
 

@@ -1,4 +1,4 @@
-"""iolab.db.postgres: a throwaway PostgreSQL that starts, answers, and leaves nothing behind."""
+"""iolab.topics.databases.postgres: a throwaway PostgreSQL that starts, answers, and leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import psutil
 import psycopg
 import pytest
 
-from iolab import procs
-from iolab.guard import running_descendants
-from iolab.db import experiments
-from iolab.db.postgres import DATABASE_URL_ENV, STARTED_WHEN_READY, open_postgres, title
+from iolab.kit import procs
+from iolab.kit.guard import running_descendants
+from iolab.topics.databases import experiments
+from iolab.topics.databases.postgres import DATABASE_URL_ENV, open_postgres, STARTED_WHEN_READY, title
 
 
 def _gone(pid: int, timeout: float = 20.0) -> bool:
@@ -164,7 +164,7 @@ def test_server_shuts_itself_down_when_its_parent_is_killed():
 
 
 def test_a_folder_below_a_private_one_is_not_reachable_by_the_server_user(tmp_path):
-    from iolab.db.postgres import _reachable_by_others
+    from iolab.topics.databases.postgres import _reachable_by_others
 
     private = tmp_path / "private"
     (private / "venv").mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""iolab.db.services and runner: every variant answers the same bytes; the runner and CLI measure them."""
+"""iolab.topics.databases.services and runner: every variant answers the same bytes; the runner and CLI measure them."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import subprocess
 import psycopg
 import pytest
 
-from iolab import procs
-from iolab.db import queries, runner
-from iolab.db.postgres import DATABASE_URL_ENV, open_postgres
-from iolab.db.services import SERVICES, VARIANTS, open_service, service_name
+from iolab.kit import procs
+from iolab.topics.databases import queries, runner
+from iolab.topics.databases.postgres import DATABASE_URL_ENV, open_postgres
+from iolab.topics.databases.services import open_service, service_name, SERVICES, VARIANTS
 
 
 @pytest.fixture(scope="module")

@@ -4,23 +4,25 @@ import functools
 
 import pytest
 
-from iolab import costs, cow, julia, machine, parallel
+from iolab.topics.processes import copy_on_write, creation_costs
+from iolab.web import julia
+from iolab.kit import machine, together
 
 
 def test_copy_on_write_copies_only_written_pages():
-    row = cow.fork_and_write(64, write_fraction=0.5)
+    row = copy_on_write.fork_and_write(64, write_fraction=0.5)
     assert row["child_private_before_mb"] < 8
     assert 28 < row["child_private_after_mb"] - row["child_private_before_mb"] < 40
 
 
 def test_fork_on_small_pages_costs_more_for_a_larger_parent():
-    small = min(cow.fork_and_write(0)["fork_ms"] for _ in range(3))
-    large = min(cow.fork_and_write(512)["fork_ms"] for _ in range(3))
+    small = min(copy_on_write.fork_and_write(0)["fork_ms"] for _ in range(3))
+    large = min(copy_on_write.fork_and_write(512)["fork_ms"] for _ in range(3))
     assert large > small
 
 
 def test_creation_costs_order_process_thread_task():
-    df = costs.creation_costs({"process (fork)": 30, "thread": 300, "asyncio task": 3000}, repeats=1)
+    df = creation_costs.creation_costs({"process (fork)": 30, "thread": 300, "asyncio task": 3000}, repeats=1)
     rate = df.set_index("kind").per_s
     assert rate["process (fork)"] < rate["thread"] < rate["asyncio task"]
 
@@ -43,7 +45,7 @@ def test_a_calibration_passed_in_the_environment_is_used_and_a_bad_one_named(mon
 
 def test_run_together_times_every_process():
     job = functools.partial(julia.julia, *julia.size_for_ms(50))
-    df = parallel.run_together(3, job)
+    df = together.run_together(3, job)
     assert list(df.worker) == [0, 1, 2]
     assert (df.seconds > 0.02).all()
     assert (df.wall_s >= df.seconds.max() * 0.99).all()
@@ -53,7 +55,7 @@ def test_run_together_times_every_process():
 @pytest.mark.solo  # measures CPU time or timing: needs the cores to itself
 def test_two_jobs_on_two_cores_take_about_as_long_as_one():
     job = functools.partial(julia.julia, *julia.size_for_ms(150))
-    medians = parallel.scaling([1, 2], job, repeats=3).groupby("processes").seconds.median()
+    medians = together.scaling([1, 2], job, repeats=3).groupby("processes").seconds.median()
     # 2.0 would mean the two jobs took turns on one core. Virtual CPUs that the host maps onto one
     # physical core's two hardware threads land between: 1.2-1.55 measured on the course machine.
     assert medians[2] / medians[1] < 1.7

@@ -1,10 +1,10 @@
-"""``iolab.external``: wrk's and ab's reports parsed to the same figures; missing tools named."""
+"""``iolab.load.external``: wrk's and ab's reports parsed to the same figures; missing tools named."""
 
 from __future__ import annotations
 
 import pytest
 
-from iolab import external
+from iolab.load import external
 
 WRK = """\
 Running 2s test @ http://127.0.0.1:41000/
@@ -80,7 +80,7 @@ def test_a_missing_tool_is_named_with_its_package(monkeypatch: pytest.MonkeyPatc
 def test_nginx_serves_the_tiny_body_and_the_static_file_then_is_gone() -> None:
     import urllib.request
 
-    from iolab import guard
+    from iolab.kit import guard
 
     with external.open_nginx() as base:
         assert urllib.request.urlopen(base + "/").read() == b"hello, world\n"

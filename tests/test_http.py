@@ -1,4 +1,4 @@
-"""iolab.http: bytes in, requests out; responses in, bytes out; refusals as 4xx."""
+"""iolab.web.http: bytes in, requests out; responses in, bytes out; refusals as 4xx."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import os
 import h11
 import pytest
 
-from iolab import http, parser_costs
+from iolab.web import http
+from iolab.topics.measuring import parser_costs
 
 GET = b"GET /julia?ms=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
@@ -132,5 +133,5 @@ def test_httptools_parses_several_times_faster_than_h11(capsys: pytest.CaptureFi
     costs = parser_costs.compare(requests=2000, repeats=3)
     h11_us, httptools_us = min(costs["h11"]), min(costs["httptools"])
     with capsys.disabled():
-        print(f"\nparse + encode one request: h11 {h11_us:.1f} us, iolab.http (httptools) {httptools_us:.1f} us")
+        print(f"\nparse + encode one request: h11 {h11_us:.1f} us, iolab.web.http (httptools) {httptools_us:.1f} us")
     assert httptools_us * 3 < h11_us

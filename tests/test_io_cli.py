@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from iolab.cli import main
+from iolab.commands import main
 
 
 def test_readiness_prints_one_json_row_per_count_with_a_column_per_selector(capsys):

@@ -2,8 +2,8 @@ import pandas as pd
 import pytest
 
 import iolab
-from iolab import machine, results
-from iolab.cli import main
+from iolab.kit import machine, results
+from iolab.commands import main
 
 
 def test_scale_defaults_to_full_and_rejects_unknown_values(monkeypatch):
@@ -53,7 +53,7 @@ def test_raising_the_open_files_limit_stops_at_the_hard_limit() -> None:
     import sys
 
     code = (
-        "import resource; from iolab.machine import raise_open_files_limit as r\n"
+        "import resource; from iolab.kit.machine import raise_open_files_limit as r\n"
         "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
         "resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))\n"
         "r(100); a = resource.getrlimit(resource.RLIMIT_NOFILE)[0]\n"
@@ -66,7 +66,7 @@ def test_raising_the_open_files_limit_stops_at_the_hard_limit() -> None:
 
 
 def test_sysctl_reads_the_numbers_of_a_kernel_setting() -> None:
-    from iolab import machine
+    from iolab.kit import machine
 
     low, high = machine.sysctl("net.ipv4.ip_local_port_range")
     assert 0 < low < high <= 65535

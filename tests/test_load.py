@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import psutil
 import pytest
 
-from iolab import cli
+from iolab import commands
 from iolab.load import DescriptorLimit, LoadResult, LoadSpec, run_load
 from iolab.load.manager import check_descriptors
 
@@ -265,7 +265,7 @@ def test_result_json_round_trip_and_tables(tiny_server) -> None:
 
 def test_cli_json_has_the_headline_keys(tiny_server, capsys) -> None:
     server = tiny_server()
-    assert cli.main(["load", "--rate", "200", "--duration", "1", "--workers", "1", "--json", server.url]) == 0
+    assert commands.main(["load", "--rate", "200", "--duration", "1", "--workers", "1", "--json", server.url]) == 0
     d = json.loads(capsys.readouterr().out)
     assert {"requests", "errors", "rps", "p50_ms", "p99_ms", "max_ms", "uncorrected_p99_ms"} <= set(d)
     assert d["sent"] + d["unsent"] == 200 and d["requests"] >= 190 and d["errors"] == 0
@@ -273,7 +273,7 @@ def test_cli_json_has_the_headline_keys(tiny_server, capsys) -> None:
 
 def test_cli_summary_reads_like_ab(tiny_server, capsys) -> None:
     server = tiny_server()
-    assert cli.main(["load", "--connections", "3", "--duration", "1", "--workers", "1", server.url]) == 0
+    assert commands.main(["load", "--connections", "3", "--duration", "1", "--workers", "1", server.url]) == 0
     out = capsys.readouterr().out
     for line in ("Complete requests:", "Failed requests:        0", "Requests per second:", "99.9%", "never served: 0 of 3"):
         assert line in out
@@ -281,7 +281,7 @@ def test_cli_summary_reads_like_ab(tiny_server, capsys) -> None:
 
 def test_rate_and_connections_are_exclusive() -> None:
     with pytest.raises(SystemExit):
-        cli.main(["load", "--rate", "10", "--connections", "2", "http://127.0.0.1:9/"])
+        commands.main(["load", "--rate", "10", "--connections", "2", "http://127.0.0.1:9/"])
 
 
 def test_package_exports_its_documented_names() -> None:

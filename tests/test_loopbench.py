@@ -1,8 +1,8 @@
-"""iolab.loopbench: the event-loop benchmarks run real servers and report every run."""
+"""iolab.topics.event_loops.loopbench: the event-loop benchmarks run real servers and report every run."""
 
 from __future__ import annotations
 
-from iolab import loopbench
+from iolab.topics.event_loops import loopbench
 
 
 def test_compare_loops_interleaves_models_and_serves_without_errors():

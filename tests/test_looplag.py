@@ -1,4 +1,4 @@
-"""iolab.looplag: the ticker sees a blocked loop, on asyncio and on trio."""
+"""iolab.topics.event_loops.looplag: the ticker sees a blocked loop, on asyncio and on trio."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import asyncio
 import pytest
 import trio
 
-from iolab import julia, looplag, runners
+from iolab.web import julia
+from iolab.topics.event_loops import looplag
+from iolab.kit import runners
 
 BLOCK_MS = 60
 

@@ -1,11 +1,11 @@
-"""iolab.mixed_load: a Julia set computed in the event loop delays everyone; in a worker it does not."""
+"""iolab.topics.prefork.mixed_load: a Julia set computed in the event loop delays everyone; in a worker it does not."""
 
 from __future__ import annotations
 
 import pytest
 
-from iolab import mixed_load
-from iolab.comparisons import Variant
+from iolab.topics.prefork import mixed_load
+from iolab.load.comparisons import Variant
 
 
 def test_julia_in_the_loop_delays_the_tiny_route_and_prefork_does_not() -> None:

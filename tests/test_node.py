@@ -1,4 +1,4 @@
-"""iolab.node: the optional Node.js server serves the kit's tiny and static routes."""
+"""iolab.servers.node: the optional Node.js server serves the kit's tiny and static routes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import contextlib
 import psutil
 import pytest
 
-from iolab import app, node, occupancy
+from iolab.web import app
+from iolab.servers import node
+from iolab.topics.prefork import occupancy
 
 pytestmark = pytest.mark.skipif(not node.have_node(), reason=node.MISSING_NOTE)
 

@@ -6,8 +6,9 @@ import time
 
 import pytest
 
-from iolab import nonblocking, procfs
-from iolab.procs import open_fork
+from iolab.topics.blocking_io import nonblocking
+from iolab.kit import procfs
+from iolab.kit.procs import open_fork
 
 
 def unread(fd: int) -> int:

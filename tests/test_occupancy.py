@@ -1,11 +1,11 @@
-"""iolab.occupancy: a blocking worker is tied to its keep-alive client; an event loop is not."""
+"""iolab.topics.prefork.occupancy: a blocking worker is tied to its keep-alive client; an event loop is not."""
 
 from __future__ import annotations
 
 import pytest
 
-from iolab import occupancy
-from iolab.comparisons import Variant
+from iolab.topics.prefork import occupancy
+from iolab.load.comparisons import Variant
 
 HOLD_S = 0.4
 

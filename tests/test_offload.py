@@ -1,4 +1,4 @@
-"""iolab.offload: where a CPU-bound job runs decides whether the loop stays responsive."""
+"""iolab.topics.event_loops.offload: where a CPU-bound job runs decides whether the loop stays responsive."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-from iolab import offload, procs
+from iolab.topics.event_loops import offload
+from iolab.kit import procs
 
 # CPU seconds and loop lag of 40 ms jobs: beside another test worker the figures are the machine's, not the strategy's.
 pytestmark = pytest.mark.solo
@@ -78,6 +79,6 @@ def test_cli_prints_one_json_document():
 
 
 def test_the_cli_lists_exactly_the_strategies_offload_knows():
-    from iolab import looplag_cli
+    from iolab.commands import event_loops
 
-    assert list(looplag_cli.STRATEGIES) == list(offload.STRATEGIES)
+    assert list(event_loops.STRATEGIES) == list(offload.STRATEGIES)

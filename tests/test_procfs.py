@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from iolab import procfs
-from iolab.procs import open_fork
+from iolab.kit import procfs
+from iolab.kit.procs import open_fork
 
 
 def test_status_of_this_process_counts_its_threads():

@@ -3,7 +3,7 @@ import resource
 
 import pytest
 
-from iolab import readiness
+from iolab.topics.blocking_io import readiness
 
 
 def test_idle_pipes_keep_read_ends_low_for_select_and_are_closed_after():

@@ -1,4 +1,4 @@
-"""iolab.runners: a fresh loop per call, even where a loop is already running."""
+"""iolab.kit.runners: a fresh loop per call, even where a loop is already running."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 import pytest
 import trio
 
-from iolab import runners
+from iolab.kit import runners
 
 
 async def loop_type() -> str:

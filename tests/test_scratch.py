@@ -1,4 +1,4 @@
-"""iolab.scratch, steps 1-6: callbacks, generator coroutines, the Future, the Task, nesting, timers."""
+"""iolab.scratchloop, steps 1-6: callbacks, generator coroutines, the Future, the Task, nesting, timers."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from iolab.scratch import callbacks, coroutines, nesting, task
-from iolab.scratch.future import Future
-from iolab.scratch.timers import TimerHeap
+from iolab.scratchloop import callbacks, coroutines, nesting, task
+from iolab.scratchloop.future import Future
+from iolab.scratchloop.timers import TimerHeap
 
 PAYLOAD = b"word " * 2000  # 10 kB: several reads on some kernels
 REQUEST = b"hello\n"

@@ -1,4 +1,4 @@
-"""iolab.scratch.loop (step 7): the ready queue, timers, sockets, tracing, and the public face."""
+"""iolab.scratchloop.loop (step 7): the ready queue, timers, sockets, tracing, and the public face."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-import iolab.scratch
-from iolab.scratch import loop as scratch_loop
-from iolab.scratch import trace
-from iolab.scratch.loop import EventLoop, Semaphore, gather
+import iolab.scratchloop
+from iolab.scratchloop import loop as scratch_loop
+from iolab.scratchloop import trace
+from iolab.scratchloop.loop import EventLoop, gather, Semaphore
 
 
 def run(main, *args, trace_steps: bool = False, timeout: float = 10.0):
@@ -122,7 +122,7 @@ def test_run_until_complete_is_bounded_in_time_and_detects_deadlock() -> None:
     assert time.perf_counter() - start < 2
 
     async def stuck(loop: EventLoop) -> None:
-        await iolab.scratch.Future("never")
+        await iolab.scratchloop.Future("never")
 
     with pytest.raises(RuntimeError, match="deadlock"):
         run(stuck)
@@ -182,7 +182,7 @@ def test_the_final_loop_stays_well_under_300_lines() -> None:
 
 
 def test_the_public_face_exports_what_it_documents() -> None:
-    assert sorted(iolab.scratch.__all__) == sorted(
-        name for name in dir(iolab.scratch) if not name.startswith("_") and name[0].isupper() or name in ("gather", "run")
+    assert sorted(iolab.scratchloop.__all__) == sorted(
+        name for name in dir(iolab.scratchloop) if not name.startswith("_") and name[0].isupper() or name in ("gather", "run")
     )
-    assert iolab.scratch.run(lambda loop: loop.sleep(0), timeout=5) is None
+    assert iolab.scratchloop.run(lambda loop: loop.sleep(0), timeout=5) is None

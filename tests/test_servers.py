@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import psutil
 import pytest
 
-from iolab import app, servers
-from iolab.servers import sockets
+from iolab.web import app
+from iolab import servers
+from iolab.kit import sockets
 
 # Every model, and the variants a later chapter compares: a socket per pre-fork worker, and
 # asyncio per core.
@@ -267,7 +268,7 @@ def test_a_broken_pool_answers_500_and_the_server_lives_on() -> None:
 
 
 def test_servers_started_from_one_process_compute_the_same_julia_set() -> None:
-    from iolab import julia
+    from iolab.web import julia
 
     width, height = julia.size_for_ms(20)
     for _ in range(2):

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from iolab.sleepers import RUNTIMES, blocked_reads, machine_limits, run, shootout, threads
-from iolab.sleepers.runner import DescriptorLimit
+from iolab.topics.c10k import blocked_reads, machine_limits, run, RUNTIMES, shootout, threads
+from iolab.topics.c10k.runner import DescriptorLimit
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -185,8 +185,8 @@ def test_blocked_readers_whose_program_leaves_at_its_time_count_as_held():
 
 
 def test_the_sampler_sees_a_process_threads_and_their_kernel_stacks_from_outside():
-    from iolab.procs import open_process, python_argv
-    from iolab.sleepers import sampler
+    from iolab.kit.procs import open_process, python_argv
+    from iolab.topics.c10k import sampler
 
     script = "import threading, time; e = threading.Event(); [threading.Thread(target=e.wait, daemon=True).start() for _ in range(50)]; print('up', flush=True); time.sleep(30)"
     with open_process(python_argv("-c", script)) as proc:

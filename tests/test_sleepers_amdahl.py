@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from iolab.sleepers import amdahl
+from iolab.topics.c10k import amdahl
 
 
 def test_amdahl_bounds_a_faster_tenth_to_one_ninth_faster():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from iolab.procs import open_process, python_argv
-from iolab.sleepers import launch, limits
+from iolab.kit.procs import open_process, python_argv
+from iolab.topics.c10k import launch, limits
 
 MACHINE = limits.MachineLimits(
     max_map_count=65_530, threads_max=192_730, pid_max=32_768, nproc=1_000, nproc_applies=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.sleepers import protocol
+from iolab.topics.c10k import protocol
 
 
 def test_the_output_lines_are_parsed_and_the_rest_kept():

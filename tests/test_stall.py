@@ -1,4 +1,4 @@
-"""``iolab.stall``: a server stopped mid-run answers nothing while stopped, and always resumes."""
+"""``iolab.load.stall``: a server stopped mid-run answers nothing while stopped, and always resumes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from iolab import procfs, stall
+from iolab.kit import procfs
+from iolab.load import stall
 from iolab.load import LoadSpec, run_load
 from iolab.servers import open_server
 

@@ -1,4 +1,4 @@
-"""``iolab.sweeps``: one row per (server, load, repeat), and spread statistics per group."""
+"""``iolab.load.sweeps``: one row per (server, load, repeat), and spread statistics per group."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import pandas as pd
 import pytest
 
-from iolab import sweeps
+from iolab.load import sweeps
 
 
 def test_a_sweep_has_one_row_per_server_load_and_repeat_with_their_settings() -> None:

@@ -2,7 +2,7 @@ import socket
 
 import pytest
 
-from iolab import tcpstates
+from iolab.topics.sockets import tcpstates
 
 SAMPLE = """\
   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.wordfreq import limits
+from iolab.topics.wordfreq import limits
 
 
 @pytest.mark.parametrize("spare_mb", range(16, 28))

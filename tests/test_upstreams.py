@@ -13,13 +13,13 @@ import time
 
 import pytest
 
-from iolab import procfs
+from iolab.kit import procfs
 from iolab.load import LoadSpec, run_load
-from iolab.upstreams import RunSpec, memory, open_upstreams, run_service, run_upstreams
-from iolab.upstreams.experiments import law_rate, probe
-from iolab.upstreams.run import open_parked_service
-from iolab.upstreams.service import ServiceSpec
-from iolab.upstreams.sync import BlockingCaller
+from iolab.topics.upstreams import memory, open_upstreams, run_service, run_upstreams, RunSpec
+from iolab.topics.upstreams.experiments import law_rate, probe
+from iolab.topics.upstreams.run import open_parked_service
+from iolab.topics.upstreams.service import ServiceSpec
+from iolab.topics.upstreams.sync import BlockingCaller
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iolab.upstreams import RunSpec, UpstreamsResult, format_spec, parse_spec
-from iolab.upstreams.experiments import law_rate
-from iolab.upstreams.result import rate_window
-from iolab.upstreams.spec import ANSWER, Endpoint, parse_duration
+from iolab.topics.upstreams import format_spec, parse_spec, RunSpec, UpstreamsResult
+from iolab.topics.upstreams.experiments import law_rate
+from iolab.topics.upstreams.result import rate_window
+from iolab.topics.upstreams.spec import ANSWER, Endpoint, parse_duration
 
 
 def test_source_spec_is_nine_fast_endpoints_and_one_slow():
@@ -118,7 +118,7 @@ def test_law_rate_is_threads_over_mean_call_time_times_the_share_that_succeeds()
 
 
 def test_the_package_exports_what_it_documents():
-    import iolab.upstreams as upstreams
+    import iolab.topics.upstreams as upstreams
 
     for name in upstreams.__all__:
         assert getattr(upstreams, name) is not None

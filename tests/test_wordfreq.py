@@ -1,4 +1,4 @@
-"""iolab.wordfreq: the input file, the counting, and every client version reaching the same top-10."""
+"""iolab.topics.wordfreq: the input file, the counting, and every client version reaching the same top-10."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import subprocess
 
 import pytest
 
-from iolab import procs
-from iolab.wordfreq import corpus, limits, run
-from iolab.wordfreq.counting import TopWords, WordStream
+from iolab.kit import procs
+from iolab.topics.wordfreq import corpus, limits, run
+from iolab.topics.wordfreq.counting import TopWords, WordStream
 
 CONNECTIONS, WORDS = 60, 5
 
@@ -85,6 +85,6 @@ def test_the_cli_help_runs_without_importing_the_clients() -> None:
 
 
 def test_the_cli_names_the_same_versions_as_the_registry() -> None:
-    from iolab.wordfreq.cli import VERSIONS
+    from iolab.commands.wordfreq import VERSIONS
 
     assert VERSIONS == list(run.CLIENTS)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 
-from iolab import procs
-from iolab.servers import sockets
+from iolab.kit import procs
+from iolab.kit import sockets
 
 # Workers that get ready at once, after 0.5 s, and never (they die first).
 PROGRAM = """
 import sys, time
-from iolab.servers import sockets, workers
+from iolab.kit import sockets
+from iolab.servers import workers
 
 def prompt(ready):
     ready()

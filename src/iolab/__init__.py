@@ -11,7 +11,7 @@ in one sitting:
 This file only re-exports the names notebooks use most.
 """
 
-from iolab.procs import ProcessFailed, ProcessTimeout, open_fork, open_process
-from iolab.scale import Scale, scale
+from iolab.kit.procs import open_fork, open_process, ProcessFailed, ProcessTimeout
+from iolab.kit.scale import Scale, scale
 
 __all__ = ["ProcessFailed", "ProcessTimeout", "Scale", "open_fork", "open_process", "scale"]

@@ -1,8 +1,8 @@
-"""``python -m iolab``: see :mod:`iolab.cli`."""
+"""``python -m iolab``: see :mod:`iolab.commands`."""
 
 import sys
 
-from iolab.cli import main
+from iolab.commands import main
 
 if __name__ == "__main__":
     sys.exit(main())

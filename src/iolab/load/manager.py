@@ -1,7 +1,7 @@
 """``run_load(spec)``: start the worker processes, start them together, merge what they measured.
 
 The workers are separate programs (``python -m iolab.load.worker``), each in a process group of its
-own through :func:`iolab.procs.open_process`: leaving ``run_load`` in any way, KeyboardInterrupt
+own through :func:`iolab.kit.procs.open_process`: leaving ``run_load`` in any way, KeyboardInterrupt
 included, ends them all. Nothing here runs an event loop, so a notebook (whose kernel already runs
 one) can call ``run_load`` directly.
 """
@@ -17,11 +17,11 @@ import sys
 import time
 from typing import Any
 
-from iolab import machine
+from iolab.kit import machine
 from iolab.load.histogram import Histogram
 from iolab.load.model import LoadResult, LoadSpec
 from iolab.load.worker import SPARE_FDS, Share
-from iolab.procs import ManagedProcess, ProcessTimeout, open_process, python_argv
+from iolab.kit.procs import ManagedProcess, open_process, ProcessTimeout, python_argv
 
 # Python start-up plus uvloop's import, on a busy machine.
 READY_TIMEOUT_S = 30.0

@@ -28,7 +28,7 @@ from typing import Any
 from iolab.load.client import Connection, request_bytes
 from iolab.load.histogram import Histogram
 from iolab.load.model import LoadSpec
-from iolab.machine import raise_open_files_limit
+from iolab.kit.machine import raise_open_files_limit
 
 # How long a worker waits for the manager's start signal before giving up on it.
 START_TIMEOUT_S = 30.0

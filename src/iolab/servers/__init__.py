@@ -1,6 +1,6 @@
 """The server models: one table of them (``MODELS``), and ``open_server`` to run one from Python.
 
-Every model serves the same :class:`iolab.app.App` through the same :class:`iolab.http.Connection`;
+Every model serves the same :class:`iolab.web.app.App` through the same :class:`iolab.web.http.Connection`;
 the modules differ only in how they wait:
 
 - ``iterative``: one connection at a time (``iterative.py``);
@@ -22,8 +22,9 @@ import importlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from iolab import julia, procs
-from iolab.servers.sockets import BACKLOG, LISTENING_PATTERN
+from iolab.web import julia
+from iolab.kit import procs
+from iolab.kit.sockets import BACKLOG, LISTENING_PATTERN
 
 # How long a server may take to print its "listening on" line: importing the CLI (pandas) and
 # calibrating the Julia set take a few seconds on a busy two-core machine.
@@ -65,7 +66,7 @@ MODELS: dict[str, Model] = {
         Model("asyncio", "in epoll, one asyncio event loop", "iolab.servers.asyncio", workers=True),
         Model("uvloop", "in epoll, one uvloop event loop", "iolab.servers.asyncio", workers=True),
         Model("trio", "in epoll, one trio event loop", "iolab.servers.trio"),
-        Model("scratch", "in epoll, the event loop built from scratch in chapter 5", "iolab.servers.scratch"),
+        Model("scratch", "in epoll, the event loop built from scratch in chapter 5", "iolab.servers.scratchloop"),
     )
 }
 
@@ -112,7 +113,7 @@ def open_server(
 ) -> Iterator[Server]:
     """Start ``python -m iolab serve MODEL`` and wait until it listens; leaving the block stops it and its workers.
 
-    The server uses this process's Julia calibration (``iolab.julia.CALIBRATION_ENV``), so servers
+    The server uses this process's Julia calibration (``iolab.web.julia.CALIBRATION_ENV``), so servers
     started here do the same work for the same ``/julia?ms=``.
     """
     argv = serve_argv(model, workers=workers, backlog=backlog, port=port, extra_args=extra_args)

@@ -26,9 +26,10 @@ from collections.abc import Callable
 
 import uvloop
 
-from iolab.app import App, Compute, Outcome, Wait
-from iolab.http import Connection, HttpError, Request, Response
-from iolab.servers import Options, sockets, workers
+from iolab.web.app import App, Compute, Outcome, Wait
+from iolab.web.http import Connection, HttpError, Request, Response
+from iolab.servers import Options, workers
+from iolab.kit import sockets
 
 LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop] | None] = {"asyncio": None, "uvloop": uvloop.new_event_loop}
 

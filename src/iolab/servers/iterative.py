@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import socket
 
-from iolab.app import App
-from iolab.servers import Options, blocking, sockets
+from iolab.web.app import App
+from iolab.servers import blocking, Options
+from iolab.kit import sockets
 
 
 def serve_listener(listener: socket.socket, app: App) -> None:

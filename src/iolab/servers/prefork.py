@@ -12,8 +12,9 @@ import os
 import socket
 from collections.abc import Callable
 
-from iolab.app import App
-from iolab.servers import Options, iterative, sockets, workers
+from iolab.web.app import App
+from iolab.servers import iterative, Options, workers
+from iolab.kit import sockets
 
 
 def serve(options: Options) -> int:

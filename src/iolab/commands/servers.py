@@ -1,0 +1,45 @@
+"""``python -m iolab serve MODEL``: run one server model from a terminal until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+
+from iolab.commands.argtypes import positive_int
+from iolab.kit.sockets import BACKLOG
+
+Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def add_serve(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="run an HTTP server of one concurrency model on 127.0.0.1",
+        description="Serve the course's app; the first line printed is 'listening on http://127.0.0.1:PORT'.",
+    )
+    # The names are written out here, not read from iolab.servers, so that building the command
+    # line of every other command does not import the servers.
+    p.add_argument("model", choices=["iterative", "threaded", "prefork", "asyncio", "uvloop", "trio", "scratch"])
+    p.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free one, printed)")
+    p.add_argument("--backlog", type=positive_int, default=BACKLOG, help=f"accept queue length (default {BACKLOG})")
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        help="prefork: processes (default: one per core); asyncio/uvloop: N processes, one loop each",
+    )
+    p.add_argument("--reuseport", action="store_true", help="prefork: a SO_REUSEPORT socket per worker")
+    p.add_argument("--offload", action="store_true", help="asyncio/uvloop: compute Julia sets in a process pool")
+
+    def run(args: argparse.Namespace) -> int:
+        from iolab.servers import MODELS, Options
+
+        model = MODELS[args.model]
+        if args.workers is not None and not model.workers:
+            p.error(f"--workers applies to {', '.join(m.name for m in MODELS.values() if m.workers)}, not {model.name}")
+        if args.reuseport and model.name != "prefork":
+            p.error("--reuseport applies to prefork (asyncio/uvloop with --workers always use it)")
+        if args.offload and model.name not in ("asyncio", "uvloop"):
+            p.error("--offload applies to asyncio and uvloop")
+        options = Options(model.name, args.port, args.backlog, args.workers, args.reuseport, args.offload)
+        return model.serve(options)
+
+    p.set_defaults(run=run)

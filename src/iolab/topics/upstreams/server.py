@@ -1,0 +1,194 @@
+"""The upstreams: every endpoint of a latency spec on 127.0.0.1, all in one asyncio process.
+
+``python -m iolab.topics.upstreams.server "20ms*9,hang"`` prints
+``upstreams listening on 127.0.0.1 ports P1,P2,...`` (one port per endpoint, in spec order) and
+serves until SIGTERM or Ctrl-C. An answering endpoint replies ``200 ok`` to every request after its
+latency, on a timer: waiting costs the process nothing, so one process on one core serves
+thousands of requests in flight. The loop is asyncio's own, not uvloop: libuv keeps timers in whole
+milliseconds from a clock read once per loop iteration, so a 20 ms answer could leave up to a
+millisecond early, and the service's overhead (its latency minus 20 ms) would come out negative. The faults are what a dependency does when it goes down (see
+:mod:`iolab.topics.upstreams.spec`). The HTTP is the lab kit's own (:class:`iolab.web.http.Connection`), so a
+malformed request gets its 4xx like from any course server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import socket
+import struct
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from iolab.kit import procs
+from iolab.web.http import Connection, HttpError, Request, Response
+from iolab.kit.machine import raise_open_files_limit
+from iolab.kit import sockets
+from iolab.topics.upstreams.spec import ANSWER, Endpoint, format_spec, parse_spec
+
+READY = "upstreams listening on 127.0.0.1 ports {ports}"
+READY_PATTERN = r"upstreams listening on 127\.0\.0\.1 ports ([\d,]+)"
+START_SECONDS = 30.0  # Python start-up and uvloop's import on a busy two-core machine
+OK = Response(200, b"ok\n")
+# SO_LINGER on with a zero timeout: close() then discards the connection with a RST instead of a FIN.
+RESET_ON_CLOSE = struct.pack("ii", 1, 0)
+
+
+class Answering(asyncio.Protocol):
+    """An endpoint that answers each request after ``latency_s``."""
+
+    def __init__(self, latency_s: float) -> None:
+        self.latency_s = latency_s
+        self.conn = Connection()
+        self.transport: asyncio.Transport | None = None
+        # Answers due, oldest first: every request waits the same latency, so they fire in order.
+        self.timers: collections.deque[asyncio.TimerHandle] = collections.deque()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            requests = self.conn.feed(data)
+        except HttpError as error:
+            assert self.transport is not None
+            self.transport.write(self.conn.respond_error(error))
+            self.transport.close()
+            return
+        loop = asyncio.get_running_loop()
+        for request in requests:
+            # A timer, not a task per request: the cheapest way to wait, so the upstreams stay fast.
+            self.timers.append(loop.call_later(self.latency_s, self._answer, request))
+
+    def _answer(self, request: Request) -> None:
+        self.timers.popleft()
+        if self.transport is None or self.transport.is_closing():
+            return
+        self.transport.write(self.conn.respond(request, OK))
+        if self.conn.closing:
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        for timer in self.timers:
+            timer.cancel()
+
+
+class Resetting(asyncio.Protocol):
+    """An endpoint that reads a request and resets the connection instead of answering."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        sock = self.transport.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, RESET_ON_CLOSE)
+        self.transport.abort()
+
+
+class Hanging(asyncio.Protocol):
+    """A black hole: it accepts and reads (so the client's send never blocks), and never answers."""
+
+    def data_received(self, data: bytes) -> None:
+        pass
+
+
+def _protocol(endpoint: Endpoint):
+    if endpoint.kind == ANSWER:
+        return lambda: Answering(endpoint.latency_s)
+    return {"reset": Resetting, "hang": Hanging}[endpoint.kind]
+
+
+def open_sockets(endpoints: tuple[Endpoint, ...]) -> list[socket.socket]:
+    """A socket per endpoint: listening, except for ``refuse``, which is bound but never listens.
+
+    A bound socket that does not listen holds its port (no other program can take it), and the
+    kernel answers a connect to it with a RST: ECONNREFUSED, exactly as for a crashed server.
+    """
+    opened: list[socket.socket] = []
+    try:
+        for endpoint in endpoints:
+            if endpoint.kind == "refuse":
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                opened.append(sock)
+                sock.bind((sockets.HOST, 0))
+            else:
+                opened.append(sockets.open_listener(0))
+    except BaseException:
+        for sock in opened:
+            sock.close()
+        raise
+    return opened
+
+
+async def serve_upstreams(endpoints: tuple[Endpoint, ...], listeners: list[socket.socket]) -> None:
+    """Serve every endpoint until SIGTERM or SIGINT; prints the ready line once all accept."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in sockets.STOP_SIGNALS:
+        loop.add_signal_handler(sig, stop.set)
+    servers = [
+        await loop.create_server(_protocol(endpoint), sock=sock, backlog=sockets.BACKLOG)
+        for endpoint, sock in zip(endpoints, listeners)
+        if endpoint.kind != "refuse"
+    ]
+    ports = ",".join(str(sock.getsockname()[1]) for sock in listeners)
+    print(READY.format(ports=ports), flush=True)
+    await stop.wait()
+    for server in servers:
+        server.close()
+
+
+def main(argv: list[str]) -> int:
+    """``python -m iolab.topics.upstreams.server SPEC``: serve SPEC's endpoints until stopped."""
+    if len(argv) != 2:
+        print('usage: python -m iolab.topics.upstreams.server SPEC   (e.g. "20ms*9,hang")', file=sys.stderr)
+        return 2
+    try:
+        endpoints = parse_spec(argv[1])
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    raise_open_files_limit()  # one endpoint may hold thousands of hung calls
+    listeners = open_sockets(endpoints)
+    try:
+        asyncio.run(serve_upstreams(endpoints, listeners))
+    finally:
+        for sock in listeners:
+            sock.close()
+    return 0
+
+
+@dataclass(frozen=True)
+class Upstreams:
+    """Running upstreams (see :func:`open_upstreams`): each endpoint and its port, in spec order."""
+
+    endpoints: tuple[Endpoint, ...]
+    ports: tuple[int, ...]
+    process: procs.ManagedProcess
+
+    @property
+    def spec(self) -> str:
+        """The latency spec they serve."""
+        return format_spec(self.endpoints)
+
+    def url(self, index: int) -> str:
+        """The URL of endpoint ``index``."""
+        return f"http://{sockets.HOST}:{self.ports[index]}/"
+
+
+@contextlib.contextmanager
+def open_upstreams(spec: str | tuple[Endpoint, ...]) -> Iterator[Upstreams]:
+    """Start the upstreams of ``spec`` in their own process; leaving the block stops them."""
+    endpoints = parse_spec(spec) if isinstance(spec, str) else tuple(spec)
+    argv = procs.python_argv("-m", "iolab.topics.upstreams.server", format_spec(endpoints))
+    with procs.open_process(argv) as process:
+        match = process.wait_for_line(READY_PATTERN, timeout=START_SECONDS)
+        ports = tuple(int(p) for p in match[1].split(","))
+        yield Upstreams(endpoints, ports, process)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

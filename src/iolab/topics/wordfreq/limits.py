@@ -1,0 +1,86 @@
+"""The limits source 004 ran into, each with the error it gives and the fix it needs.
+
+- descriptors: every connection is a file descriptor, and ``ulimit -n`` caps them per process
+  (:func:`descriptor_limit`, :func:`raise_open_files`);
+- threads' memory: every thread reserves a stack of address space (:func:`thread_capacity`);
+- the listen backlog: the server's accept queue (``--backlog``; see ``counting.CONNECTING``).
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import resource
+
+from iolab.kit import machine, procfs, procs
+from iolab.load import DescriptorLimit
+
+# Descriptors a client needs besides its sockets: stdio, the server's output pipe, epoll, trio's wakeup pipes.
+SPARE_FDS = 32
+# Address space a thread-counting child keeps free for reporting its result.
+RESERVE_BYTES = 1 << 20
+
+
+def descriptor_limit(connections: int, opened: int, cause: OSError) -> DescriptorLimit:
+    """The error to raise when ``socket()`` fails with EMFILE: what the limit is and what to raise it to."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = connections + SPARE_FDS
+    return DescriptorLimit(
+        f"connection {opened + 1} of {connections} failed: {cause.strerror} (errno {cause.errno}). This process may "
+        f"open {soft} descriptors (ulimit -n {soft}, hard limit {hard}) and each connection is one. Raise the "
+        f"limit to at least {needed}: `ulimit -n {needed}` in the shell, or run fewer connections."
+    )
+
+
+def raise_open_files(connections: int) -> None:
+    """Raise this process's soft ``ulimit -n`` to fit ``connections`` (up to the hard limit)."""
+    machine.raise_open_files_limit(connections + SPARE_FDS)
+
+
+def _start_threads(spare_mb: int, stack_kib: int | None, limit: int, report: int) -> None:
+    # A forked child starts with its parent's address space (a notebook kernel's is large): allow that, plus spare_mb.
+    in_use_kb = int(procfs.status(os.getpid()).vm_size_kb)
+    resource.setrlimit(resource.RLIMIT_AS, (in_use_kb * 1024 + spare_mb * 2**20,) * 2)
+    _thread.stack_size((stack_kib or 0) * 1024)
+    # Address space held back so that the report can still be written once the limit is reached.
+    reserve = bytearray(RESERVE_BYTES)
+    release = _thread.allocate_lock()
+    release.acquire()
+    started, error = 0, "none"
+    try:
+        for _ in range(limit):
+            # Not threading.Thread: its start() waits for the new thread to say it runs, and near the limit
+            # the new thread can fail to allocate before it says so, leaving start() waiting forever
+            # (as iolab.topics.c10k.threads explains). A thread the kernel created counts, whether it runs or not.
+            _thread.start_new_thread(release.acquire, ())
+            started += 1
+    except (RuntimeError, MemoryError) as exc:
+        del reserve
+        error = str(exc) or type(exc).__name__
+    os.write(report, f"{started}\t{error}".encode())
+
+
+def thread_capacity(
+    spare_mb: int, stack_kib: int | None = None, limit: int = 20_000, timeout: float = 120.0
+) -> tuple[int, str]:
+    """Start idle threads in a child allowed ``spare_mb`` more address space (ulimit -v) until one fails or
+    ``limit`` run; how many started, and the error (``"none"``).
+
+    Besides its stack, each of the first threads gets a malloc arena (64 MiB of address space, up to
+    8 per core): the first few dozen threads cost more than the rest.
+    """
+    read_end, write_end = os.pipe()
+    try:
+        with procs.open_fork(_start_threads, spare_mb, stack_kib, limit, write_end) as child:
+            child.wait(timeout=timeout)
+        os.close(write_end)
+        write_end = -1
+        report = os.read(read_end, 4096).decode()
+        if "\t" not in report:
+            raise procs.ProcessFailed(f"the thread-counting child exited with {child.exit_code} and no report")
+        started, error = report.split("\t", 1)
+        return int(started), error
+    finally:
+        os.close(read_end)
+        if write_end != -1:
+            os.close(write_end)

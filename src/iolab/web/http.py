@@ -1,0 +1,215 @@
+"""HTTP/1.1 for the lab's servers, sans-I/O: bytes in, requests out; responses in, bytes out.
+
+No socket appears here. Every server model gives a per-connection :class:`Connection` the bytes it
+received and sends the bytes it gets back, so the models differ only in how they wait for bytes.
+
+Parsing is httptools (llhttp, the parser of Node.js). h11 was measured too: parsing a request and
+encoding its response took 18-32 us with h11 against 3-8 us here on the course machine
+(``iolab.topics.measuring.parser_costs``; ``pytest -s tests/test_http.py -k faster``). At the tiny route uvloop spends about 11 us of CPU
+per request in all, so with h11 every model would mostly measure h11.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from http import HTTPStatus
+
+import httptools
+
+# A request head (request line + headers) above this is refused with 431. Browsers send 1-2 KiB;
+# nginx accepts 4 x 8 KiB by default. The limit bounds memory per connection: 1,000 idle
+# connections each holding an unfinished head must not add up to more than a few MiB.
+MAX_HEAD_BYTES = 16 * 1024
+# A request body above this is refused with 413. No route reads a body; the limit only stops a
+# client from making the server buffer an upload nobody wants.
+MAX_BODY_BYTES = 64 * 1024
+# The versions spoken here; HTTP/2 and later are other protocols on the same port (505).
+VERSIONS = ("1.0", "1.1")
+
+
+class HttpError(Exception):
+    """A request the server refuses: ``status`` is the 4xx/5xx to answer before closing."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(f"{status} {reason}")
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One parsed request; ``target`` is the raw request target, e.g. ``/julia?ms=20``."""
+
+    method: str
+    target: str
+    headers: tuple[tuple[bytes, bytes], ...] = ()  # names lower-cased, in arrival order
+    body: bytes = b""
+    version: str = "1.1"
+    keep_alive: bool = True  # the client lets the connection stay open after the response
+
+    @property
+    def path(self) -> str:
+        """The target without its query string (still percent-encoded)."""
+        return self.target.partition("?")[0]
+
+    @property
+    def query(self) -> str:
+        """The query string, without the ``?``."""
+        return self.target.partition("?")[2]
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A response to encode with :meth:`Connection.respond`."""
+
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "text/plain; charset=utf-8"
+    headers: tuple[tuple[str, str], ...] = ()
+    close: bool = False  # close the connection after this response whatever the client asked
+    # The encoded type header, computed once per Response: most responses are module constants
+    # reused for every request, so the per-request encoding is a few byte concatenations.
+    _type_line: bytes = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        extra = "".join(f"{name}: {value}\r\n" for name, value in self.headers)
+        line = f"Content-Type: {self.content_type}\r\n{extra}".encode("latin-1")
+        object.__setattr__(self, "_type_line", line)
+
+
+def _status_line(status: int) -> bytes:
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = "Unknown"
+    return f"HTTP/1.1 {status} {phrase}\r\n".encode("ascii")
+
+
+_STATUS_LINES = {int(s): _status_line(int(s)) for s in HTTPStatus}
+_KEEP_ALIVE = b"Connection: keep-alive\r\n"
+_CLOSE = b"Connection: close\r\n"
+
+
+class Connection:
+    """One client connection's protocol state: feed it bytes, get requests; give it responses.
+
+    ``closing`` becomes True once a response said ``Connection: close``: the server sends the bytes
+    it has and closes the socket.
+    """
+
+    def __init__(self, worker: int | None = None) -> None:
+        self._parser = httptools.HttpRequestParser(self)
+        # Every response names the process that served it: the pre-fork chapters count accepts
+        # per worker from this header. Computed per connection, so it is right after a fork.
+        self._worker_line = b"X-Worker: %d\r\n" % (os.getpid() if worker is None else worker)
+        self.closing = False
+        self._done: list[Request] = []
+        self._reset()
+
+    def _reset(self) -> None:
+        self._url = b""
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._has_host = False
+        self._head_bytes = 0
+        self._version = "1.1"
+        self._body = b""
+
+    # --- bytes in -----------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[Request]:
+        """The requests completed by ``data`` (none, one, or several when pipelined).
+
+        Raises :class:`HttpError` for a malformed or oversized request; the connection is then
+        finished: answer with :meth:`respond_error` and close.
+        """
+        if self.closing:
+            return []  # after a Connection: close or an upgrade, further bytes are not HTTP
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserCallbackError as exc:
+            self.closing = True
+            if isinstance(exc.__context__, HttpError):
+                raise exc.__context__ from None
+            raise
+        except httptools.HttpParserUpgrade:
+            # The client asked to switch protocols (Upgrade, CONNECT); the server does not
+            # switch, so it answers what it has and closes: the rest is not HTTP/1.1.
+            if self._done:
+                last = self._done[-1]
+                self._done[-1] = Request(last.method, last.target, last.headers, last.body, last.version, False)
+            self.closing = True
+        except httptools.HttpParserError as exc:
+            self.closing = True
+            raise HttpError(400, f"malformed request ({exc})") from None
+        done, self._done = self._done, []
+        return done
+
+    # httptools calls these while feed_data runs; an HttpError raised here ends the connection.
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url  # may come in pieces when a request line spans two reads
+        self._head_bytes += len(url)
+        if self._head_bytes > MAX_HEAD_BYTES:
+            raise HttpError(414, f"request target over {MAX_HEAD_BYTES} bytes")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()
+        if name == b"host":
+            self._has_host = True
+        elif name == b"content-length" and int(value) > MAX_BODY_BYTES:  # llhttp checked the digits
+            raise HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
+        self._headers.append((name, value))
+        self._head_bytes += len(name) + len(value) + 4
+        if self._head_bytes > MAX_HEAD_BYTES:
+            raise HttpError(431, f"request head over {MAX_HEAD_BYTES} bytes")
+
+    def on_headers_complete(self) -> None:
+        self._version = version = self._parser.get_http_version()
+        if version not in VERSIONS:
+            raise HttpError(505, f"HTTP/{version} is not spoken here, only HTTP/1.0 and HTTP/1.1")
+        if version == "1.1" and not self._has_host:
+            raise HttpError(400, "an HTTP/1.1 request must have a Host header (RFC 9112, 3.2)")
+
+    def on_body(self, body: bytes) -> None:
+        self._body += body
+        if len(self._body) > MAX_BODY_BYTES:  # chunked bodies announce no length up front
+            raise HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
+
+    def on_message_complete(self) -> None:
+        parser = self._parser
+        request = Request(
+            parser.get_method().decode("ascii"),
+            self._url.decode("latin-1"),
+            tuple(self._headers),
+            self._body,
+            self._version,
+            parser.should_keep_alive(),  # RFC 9112 rules: 1.1 stays open, 1.0 only if asked
+        )
+        self._done.append(request)
+        self._reset()
+
+    # --- bytes out ----------------------------------------------------------------------------
+
+    def respond(self, request: Request, response: Response) -> bytes:
+        """The bytes of ``response`` to ``request``; sets ``closing`` if the connection must end."""
+        keep_alive = request.keep_alive and not response.close and not self.closing
+        if not keep_alive:
+            self.closing = True
+        return b"".join(
+            (
+                _STATUS_LINES.get(response.status) or _status_line(response.status),
+                response._type_line,
+                b"Content-Length: %d\r\n" % len(response.body),
+                _KEEP_ALIVE if keep_alive else _CLOSE,
+                self._worker_line,
+                b"\r\n",
+                response.body,
+            )
+        )
+
+    def respond_error(self, error: HttpError) -> bytes:
+        """The bytes of the error response for ``error``, which always closes the connection."""
+        body = f"{error.status} {error.reason}\n".encode()
+        request = Request("GET", "/", keep_alive=False)
+        return self.respond(request, Response(error.status, body, close=True))
