@@ -56,9 +56,16 @@ def describe() -> str:
     return f"{fp['cpu']} · {fp['cores']} cores · {fp['memory_gib']} GiB · Linux {fp['kernel']} · Python {fp['python']}"
 
 
-def sysctl(name: str) -> list[int]:
-    """The numbers of a kernel setting, e.g. ``sysctl("net.core.somaxconn")`` (read from /proc/sys)."""
-    return [int(field) for field in (Path("/proc/sys") / name.replace(".", "/")).read_text().split()]
+def sysctl(name: str, default: list[int] | None = None) -> list[int]:
+    """The numbers of a kernel setting, e.g. ``sysctl("net.core.somaxconn")`` (read from /proc/sys).
+
+    A setting this kernel does not have raises FileNotFoundError, or gives ``default`` if one is given
+    (``tcp_syn_linear_timeouts`` exists only since Linux 6.7).
+    """
+    path = Path("/proc/sys") / name.replace(".", "/")
+    if default is not None and not path.exists():
+        return default
+    return [int(field) for field in path.read_text().split()]
 
 
 def open_files_limit() -> tuple[int, int]:
