@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 import iolab
-from iolab.kit import machine, results
+from iolab.kit import machine, plots, results
 from iolab.commands import main
 
 
@@ -71,3 +71,20 @@ def test_sysctl_reads_the_numbers_of_a_kernel_setting() -> None:
     low, high = machine.sysctl("net.ipv4.ip_local_port_range")
     assert 0 < low < high <= 65535
     assert machine.sysctl("kernel.pid_max")[0] > 300
+
+
+@pytest.mark.parametrize("value", [None, float("nan")])
+def test_a_figure_an_optional_tool_did_not_measure_is_glued_as_words_not_nan(monkeypatch, value):
+    glued = {}
+    monkeypatch.setattr(plots, "glue", lambda name, text: glued.update({name: text}))
+    text = plots.glue_optional("08-go-atomic-ns-1", value, "{:.1f} ns", "Go")
+    assert glued == {"08-go-atomic-ns-1": "not measured here (install Go)"} and text == glued["08-go-atomic-ns-1"]
+
+
+def test_a_measured_figure_is_glued_formatted_with_its_unit(monkeypatch):
+    glued = {}
+    monkeypatch.setattr(plots, "glue", lambda name, text: glued.update({name: text}))
+    plots.glue_optional("11-kit-vs-wrk", 1.2345, "{:.2f} times", "wrk")
+    plots.glue_optional("10-go-threads", 12, "{:,d} OS threads", "Go")
+    assert glued == {"11-kit-vs-wrk": "1.23 times", "10-go-threads": "12 OS threads"}
+

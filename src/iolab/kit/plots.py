@@ -6,6 +6,7 @@ measured figure says where it was measured.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -111,3 +112,22 @@ def glue(name: str, value: Any) -> None:
     myst_glue(name, value, display=is_figure)
     if is_figure:
         plt.close(value)
+
+
+def not_measured(tool: str) -> str:
+    """The words the prose shows instead of a figure that needs ``tool``, where it is not installed."""
+    return f"not measured here (install {tool})"
+
+
+def glue_optional(name: str, value: float | None, template: str, tool: str) -> str:
+    """Glue ``template.format(value)`` under ``name``, or :func:`not_measured` if there is no value; the text.
+
+    For figures only an optional tool (Go, Node.js, wrk, ab, nginx) can measure. The prose pastes
+    the text as it is (``{glue:text}`...::name:s```), so a missing tool reads as a sentence, never
+    as "nan"; the template carries the unit ("{:.1f} ns"), which must go when the number does.
+    """
+    missing = value is None or (isinstance(value, float) and math.isnan(value))
+    text = not_measured(tool) if missing else template.format(value)
+    glue(name, text)
+    return text
+
