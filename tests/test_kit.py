@@ -88,3 +88,11 @@ def test_a_measured_figure_is_glued_formatted_with_its_unit(monkeypatch):
     plots.glue_optional("10-go-threads", 12, "{:,d} OS threads", "Go")
     assert glued == {"11-kit-vs-wrk": "1.23 times", "10-go-threads": "12 OS threads"}
 
+
+def test_several_figures_of_one_run_are_glued_together_or_not_at_all(monkeypatch):
+    glued = {}
+    monkeypatch.setattr(plots, "glue", lambda name, text: glued.update({name: text}))
+    plots.glue_optional("run", {"wall": 11.94, "threads": 6}, "{wall:.1f} s, {threads:d} OS threads", "Go")
+    plots.glue_optional("half", {"wall": 11.94, "threads": float("nan")}, "{wall:.1f} s, {threads} OS threads", "Go")
+    assert glued == {"run": "11.9 s, 6 OS threads", "half": "not measured here (install Go)"}
+
