@@ -27,11 +27,6 @@ def test_waiting_for_a_busy_server_gives_up_with_a_clear_message() -> None:
             mixed_load.wait_until_busy(server.pid, cpu_s=1.0, timeout_s=0.3)
 
 
-def test_tree_cpu_counts_the_workers() -> None:
-    with Variant("prefork", "prefork", 2).open() as server:
-        assert mixed_load.tree_cpu_seconds(server.pid) >= 0.0
-
-
 def test_background_clients_stop_with_their_block() -> None:
     import threading
     import time

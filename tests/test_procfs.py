@@ -75,3 +75,29 @@ def test_meminfo_reads_a_machine_wide_figure_and_names_a_missing_one():
     assert procfs.meminfo_kb("MemTotal") > procfs.meminfo_kb("MemAvailable") > 0
     with pytest.raises(KeyError, match="NoSuchLine"):
         procfs.meminfo_kb("NoSuchLine")
+
+
+def _spin_then_sleep(cpu_s: float) -> None:
+    end = time.process_time() + cpu_s
+    while time.process_time() < end:
+        pass
+    time.sleep(60)  # ended by the with block
+
+
+@pytest.mark.solo  # measures CPU time
+def test_tree_cpu_adds_a_childs_cpu_to_its_parents_own():
+    with open_fork(_spin_then_sleep, 0.3) as child:
+        procfs.wait_for_state(child.pid, "S", timeout=20)  # asleep: its 0.3 s are spent
+        own, tree = procfs.cpu_seconds(), procfs.tree_cpu_seconds(os.getpid())
+        assert procfs.cpu_seconds(child.pid) >= 0.29
+        assert tree - own >= 0.29 - 0.02  # /proc counts in 10 ms ticks
+
+
+@pytest.mark.solo  # measures CPU time
+def test_this_process_cpu_seconds_grows_with_work_and_not_with_sleep():
+    t0 = procfs.cpu_seconds()
+    time.sleep(0.05)
+    slept = procfs.cpu_seconds() - t0
+    sum(range(10_000_000))
+    worked = procfs.cpu_seconds() - t0 - slept
+    assert slept < 0.02 < worked

@@ -7,7 +7,7 @@ import json
 
 from iolab.commands.argtypes import non_negative_int
 
-Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+from iolab.commands.table import Subparsers
 
 
 def _seconds(text: str) -> float:
@@ -40,13 +40,14 @@ def add_sleepers(sub: Subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     def run(args: argparse.Namespace) -> int:
+        from iolab.kit.machine import DescriptorLimit
         from iolab.topics.c10k.runner import run as run_sleepers
 
         try:
             result = run_sleepers(
                 args.runtime, args.count, args.seconds, mode=args.mode, timeout_s=args.timeout, gc=not args.no_gc
             )
-        except ValueError as exc:  # DescriptorLimit too: a bad combination, said in one line
+        except (ValueError, DescriptorLimit) as exc:  # a bad combination, said in one line
             p.error(str(exc))
         summary = result.summary()
         if args.json:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+from iolab.commands.table import Subparsers, print_table
 
 EPILOG = """\
 variants (source 002): 1 sync, new connection per request; 2 async, new connection per request;
@@ -43,12 +43,9 @@ def add_db(sub: Subparsers) -> None:
         with open_postgres() as db:
             df = compare_variants(db, QUERIES[args.query], variants, concurrency=args.concurrency,
                                   requests=args.requests, progress=not args.json)  # fmt: skip
-        if args.json:
-            print(df.to_json(orient="records"))
-        else:
-            columns = ["variant", "label", "rps", "p50_ms", "p99_ms", "response_bytes", "errors", "service_cpu_ms",
-                       "db_cpu_ms", "published_rps"]  # fmt: skip
-            print(df[columns].round(2).to_string(index=False))
+        columns = ["variant", "label", "rps", "p50_ms", "p99_ms", "response_bytes", "errors", "service_cpu_ms",
+                   "db_cpu_ms", "published_rps"]  # fmt: skip
+        print_table(df if args.json else df[columns], args.json, digits=2)
         return 0
 
     p.set_defaults(run=run)

@@ -9,7 +9,7 @@ import argparse
 
 # Listed here, not imported from offload: importing offload loads pandas and trio.
 STRATEGIES = ("asyncio inline", "asyncio.to_thread", "process pool", "trio inline", "trio.to_thread")
-Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+from iolab.commands.table import Subparsers, print_table
 
 
 def add_looplag(sub: Subparsers) -> None:
@@ -30,7 +30,6 @@ def add_looplag(sub: Subparsers) -> None:
         df, _ = compare(args.strategy, args.job_ms, args.jobs, args.repeats)
         columns = ["strategy", "jobs_per_s", "cores_used", "stalled_pct", "lag_p50_ms", "lag_p99_ms", "lag_max_ms"]
         table = df.groupby("strategy", sort=False)[columns[1:]].median().reset_index()
-        from iolab.commands import print_table  # here: iolab.commands imports this module
 
         print_table(table, args.json, digits=2)
         return 0

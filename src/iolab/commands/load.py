@@ -7,7 +7,7 @@ import sys
 
 from iolab.load.model import DEFAULT_POOL, LoadResult, LoadSpec
 
-Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+from iolab.commands.table import Subparsers
 
 EPILOG = """\
 closed loop (--connections C): C clients, each sends, waits for the answer, sends again (ab -c, wrk).
@@ -85,7 +85,8 @@ def add_load(sub: Subparsers) -> None:
     p.add_argument("url", metavar="URL", help="http://HOST:PORT/PATH")
 
     def run(args: argparse.Namespace) -> int:
-        from iolab.load.manager import DescriptorLimit, run_load
+        from iolab.kit.machine import DescriptorLimit
+        from iolab.load.manager import run_load
 
         try:
             spec = LoadSpec(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+from iolab.commands.table import Subparsers, print_table
 
 
 def add_locks(sub: Subparsers) -> None:
@@ -42,10 +42,7 @@ def add_locks(sub: Subparsers) -> None:
                 print(missing, file=sys.stderr)
         medians = (pd.concat(runs).groupby(["runtime", "strategy", "threads"], sort=False)
                    .ns_per_op.median().reset_index())
-        if args.json:
-            print(medians.to_json(orient="records"))
-        else:
-            print(counters.per_op_table(medians).round(1).to_string())
+        print_table(medians if args.json else counters.per_op_table(medians), args.json, digits=1, index=True)
         return 0
 
     p.set_defaults(run=run)

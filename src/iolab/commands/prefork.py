@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
-Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+from iolab.commands.table import Subparsers, print_table
 
 
 def add_balance(sub: Subparsers) -> None:
@@ -39,7 +39,7 @@ def add_balance(sub: Subparsers) -> None:
         if args.json:
             print(json.dumps({"workers": table.to_dict(orient="records"), "switches_per_connection": switches}))
         else:
-            print(table.to_string(index=False))
+            print_table(table, as_json=False)
             print(f"voluntary context switches of all workers, per connection: {switches:.2f}")
         return 0
 

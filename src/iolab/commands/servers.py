@@ -7,7 +7,7 @@ import argparse
 from iolab.commands.argtypes import positive_int
 from iolab.kit.sockets import BACKLOG
 
-Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+from iolab.commands.table import Subparsers
 
 
 def add_serve(sub: Subparsers) -> None:

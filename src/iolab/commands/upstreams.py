@@ -8,7 +8,7 @@ import sys
 
 from iolab.commands.argtypes import positive_int
 
-Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+from iolab.commands.table import Subparsers
 
 EPILOG = """\
 The latency spec lists the upstream endpoints, called in turn (round robin):

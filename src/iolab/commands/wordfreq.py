@@ -10,7 +10,7 @@ from iolab.commands.argtypes import positive_int
 from iolab.kit import sockets
 from iolab.kit.sockets import BACKLOG
 
-Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+from iolab.commands.table import Subparsers
 # Written out, not read from iolab.topics.wordfreq.run, so that building the command line imports nothing.
 VERSIONS = ["threads", "scratch", "asyncio", "trio"]
 
@@ -38,7 +38,7 @@ def add_wordfreq(sub: Subparsers) -> None:
     def run(args: argparse.Namespace) -> int:
         import resource
 
-        from iolab.load import DescriptorLimit
+        from iolab.kit.machine import DescriptorLimit
         from iolab.topics.wordfreq import limits
         from iolab.topics.wordfreq import run as wordfreq
 

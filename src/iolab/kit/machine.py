@@ -68,6 +68,14 @@ def sysctl(name: str, default: list[int] | None = None) -> list[int]:
     return [int(field) for field in path.read_text().split()]
 
 
+class DescriptorLimit(RuntimeError):
+    """An experiment would need more file descriptors than ``ulimit -n`` allows.
+
+    The one error every instrument of the kit raises for it, before it starts; its message says how
+    many descriptors are needed, what the limit is, and what to raise or change.
+    """
+
+
 def open_files_limit() -> tuple[int, int]:
     """``ulimit -n``: the (soft, hard) limit on open descriptors, sockets included."""
     return resource.getrlimit(resource.RLIMIT_NOFILE)

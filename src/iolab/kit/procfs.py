@@ -7,10 +7,13 @@ prints them; times in seconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 # The one-letter states of /proc/PID/stat and /proc/PID/status, as `man 5 proc` names them.
 STATE_NAMES = {
@@ -82,13 +85,33 @@ def status(pid: int) -> ProcStatus:
     )
 
 
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time the process has used so far, from ``/proc/PID/stat``."""
+def cpu_seconds(pid: int | None = None) -> float:
+    """User plus system CPU time process ``pid`` has used so far, from ``/proc/PID/stat``.
+
+    Without ``pid``, this process's own, from the kernel's per-process clock instead: ``/proc`` counts
+    in clock ticks (10 ms), too coarse for a process timing itself over a short run.
+    """
+    if pid is None:
+        return time.process_time()
     text = Path(f"/proc/{pid}/stat").read_text()
     # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
     fields = text[text.rindex(")") + 2 :].split()
     utime, stime = int(fields[11]), int(fields[12])
     return (utime + stime) / CLOCK_TICKS
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User plus system CPU used so far by process ``pid`` and all its descendants (workers, pools).
+
+    A descendant that exits while it is being read is left out: its time is the parent's only once reaped.
+    """
+    total = 0.0
+    parent = psutil.Process(pid)
+    for proc in [parent, *parent.children(recursive=True)]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = proc.cpu_times()
+            total += times.user + times.system
+    return total
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from iolab.servers.asyncio import LOOPS
+from iolab.kit.loops import LOOPS
 
 T = TypeVar("T")
 # How long an interrupted runner waits for its program to unwind after cancelling it.

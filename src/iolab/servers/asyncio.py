@@ -24,15 +24,11 @@ import sys
 import typing
 from collections.abc import Callable
 
-import uvloop
-
 from iolab.web.app import App, Compute, Outcome, Wait
 from iolab.web.http import Connection, HttpError, Request, Response
 from iolab.servers import Options, workers
 from iolab.kit import sockets
-
-LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop] | None] = {"asyncio": None, "uvloop": uvloop.new_event_loop}
-
+from iolab.kit.loops import LOOPS
 
 async def carry_out(outcome: Outcome, pool: concurrent.futures.Executor | None) -> Response:
     """The response, after waiting or computing as the effect asks; only ``await`` lets others run."""

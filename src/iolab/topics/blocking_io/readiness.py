@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pandas as pd
 
-from iolab.kit import procfs, procs
+from iolab.kit import machine, procfs, procs
 
 # select() describes the watched descriptors as a bitmap of FD_SETSIZE bits (glibc: 1024), so it
 # cannot watch a descriptor numbered 1024 or more, however few it watches; CPython refuses with
@@ -49,10 +49,6 @@ BUDGET_S = 0.1
 MAX_CALLS = 200_000
 
 
-class DescriptorLimit(RuntimeError):
-    """Not enough descriptors (``ulimit -n``) for the pipes asked for."""
-
-
 @contextlib.contextmanager
 def open_idle_pipes(n: int) -> Iterator[tuple[list[int], list[int]]]:
     """``n`` pipes nobody writes to: (read ends, write ends); all closed when the block ends.
@@ -64,7 +60,7 @@ def open_idle_pipes(n: int) -> Iterator[tuple[list[int], list[int]]]:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     need = 2 * n + FD_SETSIZE + SPARE_FDS
     if hard != resource.RLIM_INFINITY and need > hard:
-        raise DescriptorLimit(
+        raise machine.DescriptorLimit(
             f"{n} pipes need about {need} descriptors; this process may open only {hard} (ulimit -n, hard limit). "
             f"Raise it (`ulimit -n {need}` before starting Jupyter) or watch at most {(hard - FD_SETSIZE - SPARE_FDS) // 2} pipes."
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from iolab.kit.machine import DescriptorLimit
 from iolab.topics.c10k import runner
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def blocked_reads(
     for runtime, medium, n in tqdm(jobs, desc="blocked readers", disable=not progress):
         try:
             run = runner.run(runtime, n, HOLD_S, mode=medium, settle_s=settle_s, interval_s=0.05)
-        except runner.DescriptorLimit as exc:  # refused before starting: a row that says why
+        except DescriptorLimit as exc:  # refused before starting: a row that says why
             run = runner.Run(runtime, medium, n, HOLD_S, "refused", error=str(exc))
         rows.append({
             "runtime": runtime,

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from iolab.kit.machine import DescriptorLimit
 from iolab.kit.procs import ManagedProcess, open_process, ProcessFailed, ProcessTimeout
 from iolab.topics.c10k import launch, limits, protocol, sampler
 from iolab.topics.c10k.runtimes import RUNTIMES
@@ -30,11 +31,11 @@ if TYPE_CHECKING:
 
 # How often the runner checks on its program: the resolution of the measured wall time.
 POLL_S = 0.02
-# A program may use this share of the memory available when it starts, then it is stopped: the
 # Modes whose readers never finish: the runner holds them until their thread count settles, then stops them.
 BLOCKED_MODES = ("pipe", "socket")
 # What the "fed" mode's writer puts in the pipe, as `yes` does: lines of "y", a pipe's worth at a time.
 FEED = b"y\n" * 32768
+# A program may use this share of the memory available when it starts, then it is stopped: the
 # notebook, and the other programs on the machine, keep the rest.
 MEMORY_SHARE = 0.5
 # Descriptors a program holds besides its readers' (stdio, the loop's epoll, the runtime's own).
@@ -47,10 +48,6 @@ FIRST_LINES = 20
 CRASH_S = 15.0
 # How long a program may take to start all its sleepers or readers and say READY, beyond the sleep.
 START_S = 120.0
-
-
-class DescriptorLimit(ValueError):
-    """The readers asked for would need more descriptors than ``ulimit -n`` allows."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +97,9 @@ def _check_descriptors(runtime: str, mode: str, count: int, machine: limits.Mach
             f"{count:,} {runtime} readers on {mode}s hold about {need:,} descriptors; this process may open "
             f"{machine.open_files:,} (ulimit -n). Raise it with `ulimit -n {need}` or use at most "
             f"{(machine.open_files - SPARE_FDS) // per:,} readers."
+        )
+
+
 @contextlib.contextmanager
 def _feeding(fifo: str) -> Iterator[None]:
     """A writer that keeps ``fifo`` full until the block ends, as ``yes |`` in front of a program would.
@@ -125,9 +125,6 @@ def _feeding(fifo: str) -> Iterator[None]:
         stop.set()
         writer.join()
         os.close(fd)
-
-
-        )
 
 
 def _describe_exit(code: int) -> str:
@@ -296,11 +293,11 @@ def run(
               open_process(argv, env=dict(RUNTIMES[runtime].env) | (env or {})) as proc,
               sampler.watch(proc.pid, interval_s) as watch):
             deadline = watch.start + (timeout_s or default_timeout(mode, count, seconds))
-            else:
-                stopped_for = _wait_for_end(out, watch, deadline, ceiling_mb)
             out = _Output(proc, watch.start)
             if mode in BLOCKED_MODES:
                 stopped_for = _hold_until_settled(out, watch, deadline, settle_s)
+            else:
+                stopped_for = _wait_for_end(out, watch, deadline, ceiling_mb)
             wall_s = time.perf_counter() - watch.start
             exit_code = proc.poll()
     lines = out.said + [line for line in proc.lines if line not in out.said]

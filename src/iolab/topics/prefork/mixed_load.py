@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pandas as pd
-import psutil
 
+from iolab.kit import procfs
 from iolab.topics.prefork import occupancy
 from iolab.load import LoadResult, LoadSpec, run_load
 
@@ -40,21 +40,10 @@ POLL_S = 0.01
 BACKGROUND_TIMEOUT_S = 30.0
 
 
-def tree_cpu_seconds(pid: int) -> float:
-    """User plus system CPU used so far by process ``pid`` and all its descendants (workers, pools)."""
-    total = 0.0
-    parent = psutil.Process(pid)
-    for proc in [parent, *parent.children(recursive=True)]:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            times = proc.cpu_times()
-            total += times.user + times.system
-    return total
-
-
 def wait_until_busy(pid: int, cpu_s: float = BUSY_CPU_S, timeout_s: float = BUSY_TIMEOUT_S) -> float:
     """Wait until server ``pid`` (its process tree) has used ``cpu_s`` more CPU; the seconds waited."""
-    start, first = time.monotonic(), tree_cpu_seconds(pid)
-    while tree_cpu_seconds(pid) - first < cpu_s:
+    start, first = time.monotonic(), procfs.tree_cpu_seconds(pid)
+    while procfs.tree_cpu_seconds(pid) - first < cpu_s:
         if time.monotonic() - start > timeout_s:
             raise TimeoutError(f"server {pid} used under {cpu_s} s of CPU in {timeout_s:g} s: is the background load running?")
         time.sleep(POLL_S)

@@ -20,7 +20,6 @@ import collections
 import json
 import math
 import os
-import resource
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -208,7 +207,7 @@ class Monitor:
         self.next_sample = t0
         self.samples: list[tuple[float, int, int]] = []
         self.pid = os.getpid()
-        self.cpu0 = cpu_seconds()
+        self.cpu0 = procfs.cpu_seconds()
 
     def poll(self, now: float, finished: int) -> None:
         """Do what is due at ``now``."""
@@ -256,13 +255,7 @@ class Schedule:
     def result(self) -> dict[str, Any]:
         """The ledger's record of the run, now."""
         m = self.monitor
-        return self.ledger.result(time.perf_counter() - self.t0, m.samples, cpu_seconds() - m.cpu0, self.spec.late_s)
-
-
-def cpu_seconds() -> float:
-    """User plus system CPU this process has used."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+        return self.ledger.result(time.perf_counter() - self.t0, m.samples, procfs.cpu_seconds() - m.cpu0, self.spec.late_s)
 
 
 def finish_process(result: dict[str, Any] | None) -> None:

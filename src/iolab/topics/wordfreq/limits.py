@@ -13,7 +13,6 @@ import os
 import resource
 
 from iolab.kit import machine, procfs, procs
-from iolab.load import DescriptorLimit
 
 # Descriptors a client needs besides its sockets: stdio, the server's output pipe, epoll, trio's wakeup pipes.
 SPARE_FDS = 32
@@ -21,11 +20,11 @@ SPARE_FDS = 32
 RESERVE_BYTES = 1 << 20
 
 
-def descriptor_limit(connections: int, opened: int, cause: OSError) -> DescriptorLimit:
+def descriptor_limit(connections: int, opened: int, cause: OSError) -> machine.DescriptorLimit:
     """The error to raise when ``socket()`` fails with EMFILE: what the limit is and what to raise it to."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     needed = connections + SPARE_FDS
-    return DescriptorLimit(
+    return machine.DescriptorLimit(
         f"connection {opened + 1} of {connections} failed: {cause.strerror} (errno {cause.errno}). This process may "
         f"open {soft} descriptors (ulimit -n {soft}, hard limit {hard}) and each connection is one. Raise the "
         f"limit to at least {needed}: `ulimit -n {needed}` in the shell, or run fewer connections."
