@@ -14,7 +14,7 @@ import time
 
 import pandas as pd
 
-from iolab.topics.sockets import tcpstates
+from iolab.kit import procnet
 
 HOST = "127.0.0.1"
 # Every read here is bounded: a server that does not answer fails the call instead of hanging it.
@@ -112,7 +112,7 @@ def setup_costs(rounds: int = 1000, repeats: int = 3) -> pd.DataFrame:
 
 def _time_wait(port: int) -> set[tuple[tuple[str, int], tuple[str, int]]]:
     # Compared as sets: sockets left by an earlier run expire (60 s) while this one adds its own.
-    return {(s.local, s.remote) for s in tcpstates.read_sockets(port) if s.state == "TIME_WAIT"}
+    return {(s.local, s.remote) for s in procnet.read_sockets(port) if s.state == "TIME_WAIT"}
 
 
 def keepalive_costs(url: str, connections: int = 1, duration_s: float = 2.0, workers: int | None = 1,
