@@ -8,8 +8,8 @@ import time
 import pandas as pd
 import pytest
 
-from iolab.topics.locks import counters, golocks, slowstream
-from iolab.kit import machine
+from iolab.kit import cache, machine
+from iolab.topics.locks import counters, golocks, harness, process_counter, races, slowstream
 from iolab.commands import main
 
 
@@ -41,7 +41,7 @@ def test_unlocked_call_loses_updates_and_the_lock_prevents_it():
     before = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)  # many chances for a thread to let go of the GIL inside f()
     try:
-        race = counters.lost_updates(threads=4, increments=100_000, repeats=3)
+        race = races.lost_updates(threads=4, increments=100_000, repeats=3)
     finally:
         sys.setswitchinterval(before)
     most_lost = race.groupby("code").lost.max()  # a machine busy elsewhere can hide the race in one run
@@ -64,7 +64,7 @@ def test_run_threads_calls_off_the_start_when_a_thread_cannot_start(monkeypatch)
     original = threading.Thread.start
     monkeypatch.setattr(threading.Thread, "start", refuse)
     with pytest.raises(RuntimeError, match="can't start"):
-        counters.run_threads(lambda: None, 3)
+        harness.run_threads(lambda: None, 3)
     started[0].join(5)
     assert not started[0].is_alive()  # released from the barrier, not left waiting 120 s
 
@@ -74,12 +74,12 @@ def test_an_error_in_a_thread_is_raised_by_run_threads():
         raise ValueError(f"thread failed after {n}")
 
     with pytest.raises(ValueError, match="thread failed after 7"):
-        counters.run_threads(fail, 3, 7)
+        harness.run_threads(fail, 3, 7)
 
 
 @pytest.mark.skipif(machine.cores() < 2, reason="a race between processes needs two cores")
 def test_value_without_its_lock_loses_updates_across_processes():
-    runs = counters.value_costs([2], ops=200_000, repeats=2).groupby("strategy")
+    runs = process_counter.value_costs([2], ops=200_000, repeats=2).groupby("strategy")
     assert runs.lost.max()["no lock"] > 0
     assert runs.lost.max()["lock"] == 0 and runs.lost.max()["batched"] == 0
     assert runs.ns_per_op.median()["batched"] < runs.ns_per_op.median()["lock"]
@@ -87,7 +87,7 @@ def test_value_without_its_lock_loses_updates_across_processes():
 
 def test_cache_dir_follows_xdg_cache_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert counters.cache_dir() == tmp_path / "iolab"
+    assert cache.cache_dir() == tmp_path / "iolab"
     assert (tmp_path / "iolab").is_dir()
 
 

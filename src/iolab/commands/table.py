@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import argparse  # noqa: F401 - named by the Subparsers alias
+
     import pandas as pd
 
 Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"

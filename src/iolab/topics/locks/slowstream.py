@@ -31,7 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from iolab.topics.locks.counters import cache_dir, run_threads, RUN_TIMEOUT_S, run_with_owner
+from iolab.kit.cache import cache_dir
+from iolab.topics.locks.harness import RUN_TIMEOUT_S, run_threads, run_with_owner
 
 PAYLOAD = "x" * 100  # an event about the size of a log line
 

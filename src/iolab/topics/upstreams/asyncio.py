@@ -20,7 +20,7 @@ import collections
 import time
 
 from iolab.load.client import Connection, request_bytes
-from iolab.load.worker import connect_error_kind
+from iolab.load.client import connect_error_kind
 from iolab.topics.upstreams.service import InFlight, Ledger, OK, PARKED, Schedule, ServiceSpec
 
 perf_counter = time.perf_counter
@@ -123,5 +123,5 @@ def run(spec: ServiceSpec) -> dict | None:
 
         factory = uvloop.new_event_loop
     # Not closed on purpose: closing would cancel every call still hanging, one by one; the
-    # process ends right after (service.finish_process), and the kernel closes their sockets.
+    # process ends right after (serve.finish_process), and the kernel closes their sockets.
     return asyncio.Runner(loop_factory=factory).run(serve(spec))

@@ -107,7 +107,7 @@ class RunSpec:
 
 
 def _service_argv(spec: ServiceSpec) -> list[str]:
-    return procs.python_argv("-m", "iolab.topics.upstreams.service", spec.to_json())
+    return procs.python_argv("-m", "iolab.topics.upstreams.serve", spec.to_json())
 
 
 def run_service(spec: RunSpec, upstreams: Upstreams, progress: bool = False) -> UpstreamsResult:

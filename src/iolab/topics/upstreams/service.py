@@ -1,4 +1,4 @@
-"""The service in front of the upstreams: what both models share, and the process that runs one.
+"""The service in front of the upstreams: what both models share.
 
 Source 001's service takes requests at a fixed rate and makes one remote call per request, to the
 upstreams in turn (round robin: request ``i`` goes to endpoint ``i % E``). Its modelling tool makes
@@ -7,11 +7,7 @@ at ``t0 + i / rate`` whatever the service is doing, and its latency counts from 
 time spent waiting for a free thread is counted, not hidden (an open loop, as in :mod:`iolab.load`).
 The two models (:mod:`~iolab.topics.upstreams.sync`, :mod:`~iolab.topics.upstreams.asyncio`, and the async one
 again on :mod:`~iolab.topics.upstreams.trio`) differ only in how they wait for the upstream's answer; all
-record every request in a :class:`Ledger`.
-
-``python -m iolab.topics.upstreams.service SPEC_JSON`` prints ``TICK second finished`` once a second and
-finally ``RESULT {json}``; then it exits at once with ``os._exit``: calls still hanging (threads
-blocked in ``recv``, tasks awaiting a black hole) end with the process, as they would in a crash.
+record every request in a :class:`Ledger`. The process that runs one is :mod:`~iolab.topics.upstreams.serve`.
 """
 
 from __future__ import annotations
@@ -20,14 +16,12 @@ import collections
 import json
 import math
 import os
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from iolab.kit import procfs
-from iolab.kit.machine import raise_open_files_limit
 from iolab.topics.upstreams.spec import Endpoint
 
 NAN = math.nan
@@ -256,32 +250,3 @@ class Schedule:
         """The ledger's record of the run, now."""
         m = self.monitor
         return self.ledger.result(time.perf_counter() - self.t0, m.samples, procfs.cpu_seconds() - m.cpu0, self.spec.late_s)
-
-
-def finish_process(result: dict[str, Any] | None) -> None:
-    """Print the result line and end the process now, hanging calls and all."""
-    if result is not None:
-        sys.stdout.write(RESULT_PREFIX + json.dumps(result) + "\n")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
-def main(argv: list[str]) -> int:
-    """Run the service spec given as JSON in ``argv[1]``."""
-    spec = ServiceSpec.from_json(argv[1])
-    # Calls in flight should fail for their own reasons (a black hole holding thousands of
-    # sockets), not because a shell left the soft limit at a conservative 1,024.
-    raise_open_files_limit()
-    if spec.model == "sync":
-        from iolab.topics.upstreams import sync as model
-    elif spec.loop == "trio":
-        from iolab.topics.upstreams import trio as model  # type: ignore[no-redef]
-    else:
-        from iolab.topics.upstreams import asyncio as model  # type: ignore[no-redef]
-    finish_process(model.run(spec))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

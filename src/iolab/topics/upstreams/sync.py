@@ -19,7 +19,7 @@ import threading
 import time
 
 from iolab.load.client import Connection, request_bytes
-from iolab.load.worker import connect_error_kind
+from iolab.load.client import connect_error_kind
 from iolab.topics.upstreams.service import classify, Ledger, NAN, OK, PARKED, Schedule, ServiceSpec
 
 RECV_BYTES = 64 * 1024

@@ -17,7 +17,7 @@ import time
 import trio
 
 from iolab.load.client import Connection, request_bytes
-from iolab.load.worker import connect_error_kind
+from iolab.load.client import connect_error_kind
 from iolab.topics.upstreams.service import InFlight, Ledger, OK, PARKED, Schedule, ServiceSpec
 from iolab.topics.upstreams.sync import Answer, RECV_BYTES
 

@@ -1,10 +1,10 @@
 """Source 004's word-frequency experiment: a server sends words, N client connections count them.
 
 - ``corpus``: the (word, wait) pairs file in ``data/wordfreq/`` and the answer every client must reach;
-- ``server``: the word server (asyncio on uvloop, listening through the kit's ``servers.sockets``);
+- ``server``: the word server (asyncio on uvloop, listening through the kit's ``kit.sockets``);
 - ``counting``: the client's business logic (split bytes into words, a running top-10), shared;
-- ``threads``, ``scratch``, ``asyncio``, ``trio``: the four client versions, one module each;
-- ``run``: start the server, run a version, measure it; ``cli``: ``python -m iolab wordfreq``.
+- ``threads``, ``scratchloop``, ``asyncio``, ``trio``: the four client versions, one module each;
+- ``run``: start the server, run a version, measure it (``python -m iolab wordfreq``: :mod:`iolab.commands.wordfreq`).
 
 This file only re-exports.
 """

@@ -1,0 +1,66 @@
+"""The race a lock prevents: with the GIL, ``x += f()`` loses updates and ``x += 1`` happens not to.
+
+A thread can be interrupted only between bytecodes, and CPython 3.11 hands the GIL over at a few
+kinds of them (a call among them). ``x += 1`` reads, adds and writes without such a point in between;
+``x += f()`` has one between the read and the write, so another thread's increments in that gap are
+lost. :func:`lost_updates` counts them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pandas as pd
+
+from iolab.topics.locks.harness import Shared, run_threads
+
+
+def _one() -> int:
+    return 1
+
+
+def _plus_one(n: int, shared: Shared, lock: threading.Lock) -> None:
+    for _ in range(n):
+        shared.value += 1
+
+
+def _plus_call(n: int, shared: Shared, lock: threading.Lock) -> None:
+    # The read of shared.value happens before the call, the write after it, and a function call is
+    # one of the points where CPython 3.11 may hand the GIL to another thread: between the two.
+    for _ in range(n):
+        shared.value += _one()
+
+
+def _plus_call_locked(n: int, shared: Shared, lock: threading.Lock) -> None:
+    for _ in range(n):
+        with lock:
+            shared.value += _one()
+
+
+RACES: dict[str, Callable[[int, Shared, threading.Lock], None]] = {
+    "x += 1": _plus_one,
+    "x += f()": _plus_call,
+    "with lock: x += f()": _plus_call_locked,
+}
+
+
+def lost_updates(threads: int, increments: int, repeats: int = 3) -> pd.DataFrame:
+    """Each way of adding in :data:`RACES`, ``increments`` per thread, no lock but where named.
+
+    One row per run: code, threads, expected, counted, lost, lost_pct, seconds, repeat. A thread
+    can only be interrupted if it runs longer than the GIL's switch interval (5 ms by default,
+    ``sys.getswitchinterval()``), so ``increments`` must keep each thread busy for longer than that.
+    """
+    rows = []
+    for repeat in range(repeats):
+        for code, body in RACES.items():
+            shared = Shared()
+            seconds = run_threads(body, threads, increments, shared, threading.Lock())
+            expected = threads * increments
+            rows.append(
+                {"code": code, "threads": threads, "expected": expected, "counted": shared.value,
+                 "lost": expected - shared.value, "lost_pct": 100 * (expected - shared.value) / expected,
+                 "seconds": seconds, "repeat": repeat}
+            )
+    return pd.DataFrame(rows)

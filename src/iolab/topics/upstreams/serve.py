@@ -1,0 +1,46 @@
+"""The service process: ``python -m iolab.topics.upstreams.serve SPEC_JSON`` runs the model the spec names.
+
+It prints ``TICK second finished`` once a second and finally ``RESULT {json}``; then it exits at once
+with ``os._exit``: calls still hanging (threads blocked in ``recv``, tasks awaiting a black hole) end
+with the process, as they would in a crash. A module of its own because it picks among the models,
+which all import :mod:`~iolab.topics.upstreams.service`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from iolab.kit.machine import raise_open_files_limit
+from iolab.topics.upstreams.service import RESULT_PREFIX, ServiceSpec
+
+
+def finish_process(result: dict[str, Any] | None) -> None:
+    """Print the result line and end the process now, hanging calls and all."""
+    if result is not None:
+        sys.stdout.write(RESULT_PREFIX + json.dumps(result) + "\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def main(argv: list[str]) -> int:
+    """Run the service spec given as JSON in ``argv[1]``."""
+    spec = ServiceSpec.from_json(argv[1])
+    # Calls in flight should fail for their own reasons (a black hole holding thousands of
+    # sockets), not because a shell left the soft limit at a conservative 1,024.
+    raise_open_files_limit()
+    if spec.model == "sync":
+        from iolab.topics.upstreams import sync as model
+    elif spec.loop == "trio":
+        from iolab.topics.upstreams import trio as model  # type: ignore[no-redef]
+    else:
+        from iolab.topics.upstreams import asyncio as model  # type: ignore[no-redef]
+    finish_process(model.run(spec))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
