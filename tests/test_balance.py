@@ -30,6 +30,7 @@ def test_one_worker_is_woken_per_connection_not_all_of_them() -> None:
     assert per_connection[12] < per_connection[1] + 3
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_reuseport_queues_connections_behind_a_busy_worker_and_a_shared_socket_does_not() -> None:
     rows = {}
     for variant in (SHARED, REUSEPORT):

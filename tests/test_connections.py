@@ -37,6 +37,7 @@ def test_a_new_connection_costs_more_than_a_round_trip_on_an_open_one():
     assert cost["new connection (connect, accept, close)"] > 1.5 * cost["round trip on an open connection"]
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_keepalive_serves_more_and_leaves_no_time_wait(server):
     df = connections.keepalive_costs(server.url + "/", connections=1, duration_s=1.0).set_index("keepalive")
     assert (df.errors == 0).all()

@@ -21,6 +21,7 @@ def test_fork_on_small_pages_costs_more_for_a_larger_parent():
     assert large > small
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_creation_costs_order_process_thread_task():
     df = creation_costs.creation_costs({"process (fork)": 30, "thread": 300, "asyncio task": 3000}, repeats=1)
     rate = df.set_index("kind").per_s
@@ -43,6 +44,7 @@ def test_a_calibration_passed_in_the_environment_is_used_and_a_bad_one_named(mon
         julia.seconds_per_pixel()
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_run_together_times_every_process():
     job = functools.partial(julia.julia, *julia.size_for_ms(50))
     df = together.run_together(3, job)

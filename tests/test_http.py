@@ -121,6 +121,31 @@ def test_a_response_encodes_to_what_an_independent_parser_reads() -> None:
     assert headers[b"x-worker"] == str(os.getpid()).encode()
 
 
+def test_a_chunked_response_encodes_to_what_an_independent_parser_reads() -> None:
+    conn = http.Connection(worker=0)
+    (request,) = conn.feed(GET)
+    head = conn.respond_chunked_head(request, "application/json")
+    data = head + http.chunk(b"[1,") + http.chunk(b"2]") + http.chunk(b"")
+    client = h11.Connection(h11.CLIENT)
+    client.send(h11.Request(method="GET", target="/", headers=[("Host", "a")]))
+    client.receive_data(data)
+    response = client.next_event()
+    body = b""
+    while isinstance(event := client.next_event(), h11.Data):
+        body += event.data
+    headers = dict(response.headers)
+    assert response.status_code == 200 and body == b"[1,2]" and isinstance(event, h11.EndOfMessage)
+    assert headers[b"transfer-encoding"] == b"chunked" and b"content-length" not in headers
+    assert headers[b"content-type"] == b"application/json" and headers[b"x-worker"] == b"0"
+    assert headers[b"connection"] == b"keep-alive" and not conn.closing
+
+
+def test_a_chunked_response_to_a_closing_request_says_close() -> None:
+    conn = http.Connection()
+    (request,) = conn.feed(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+    assert b"Connection: close\r\n" in conn.respond_chunked_head(request, "text/plain") and conn.closing
+
+
 def test_an_error_response_closes_the_connection() -> None:
     conn = http.Connection()
     data = conn.respond_error(http.HttpError(431, "too big"))
@@ -128,6 +153,7 @@ def test_an_error_response_closes_the_connection() -> None:
     assert b"Connection: close\r\n" in data and conn.closing
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_httptools_parses_several_times_faster_than_h11(capsys: pytest.CaptureFixture[str]) -> None:
     """The measurement behind choosing httptools (run with -s to see the numbers)."""
     costs = parser_costs.compare(requests=2000, repeats=3)

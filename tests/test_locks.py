@@ -77,6 +77,7 @@ def test_an_error_in_a_thread_is_raised_by_run_threads():
         harness.run_threads(fail, 3, 7)
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 @pytest.mark.skipif(machine.cores() < 2, reason="a race between processes needs two cores")
 def test_value_without_its_lock_loses_updates_across_processes():
     runs = process_counter.value_costs([2], ops=200_000, repeats=2).groupby("strategy")
@@ -113,6 +114,7 @@ class _FullDisk:
         raise OSError(28, "No space left on device")
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 @pytest.mark.parametrize("design", list(slowstream.DESIGNS))
 def test_a_failing_stream_fails_the_run_promptly(design):
     began = time.monotonic()
@@ -121,6 +123,7 @@ def test_a_failing_stream_fails_the_run_promptly(design):
     assert time.monotonic() - began < 10, "the owner must not wait for workers that are gone"
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_coarse_lock_makes_workers_wait_and_a_queue_does_not():
     runs = slowstream.stream_experiment([4], events=15).set_index("design")
     assert runs.lock_wait_pct["coarse lock"] > 20

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from iolab.topics.event_loops import loopbench
 
 
@@ -12,6 +14,7 @@ def test_compare_loops_interleaves_models_and_serves_without_errors():
     assert (df.p99_ms >= df.p50_ms).all()
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_an_inline_julia_set_delays_tiny_requests_by_about_its_own_cost():
     df = loopbench.tiny_route_beside_cpu(False, julia_ms=60, julia_clients=1, rate=50, duration_s=1.0, alone_first=True)
     alone, beside = df.set_index("case").loc["alone"], df.set_index("case").loc["beside Julia"]

@@ -8,6 +8,7 @@ from iolab.topics.prefork import mixed_load
 from iolab.load.comparisons import Variant
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_julia_in_the_loop_delays_the_tiny_route_and_prefork_does_not() -> None:
     results = {}
     for variant in (Variant("asyncio", "asyncio"), Variant("prefork", "prefork", 4)):

@@ -21,17 +21,20 @@ def test_each_held_keepalive_client_occupies_its_own_prefork_worker(prefork2) ->
         assert len({h.worker for h in held}) == 2
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_prefork_client_n_plus_1_waits_until_a_keepalive_client_leaves(prefork2) -> None:
     row = occupancy.next_client_wait(prefork2.url, holders=2, hold_s=HOLD_S)
     assert row["wait_ms"] >= HOLD_S * 1000 * 0.9
     assert row["held_workers"] == 2
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_prefork_client_with_a_free_worker_does_not_wait(prefork2) -> None:
     row = occupancy.next_client_wait(prefork2.url, holders=1, hold_s=HOLD_S)
     assert row["wait_ms"] < HOLD_S * 1000 / 2
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_asyncio_serves_the_next_client_while_others_hold_connections() -> None:
     with Variant("asyncio", "asyncio").open() as server:
         df = occupancy.wait_sweep(server.url, [0, 3], hold_s=HOLD_S)
