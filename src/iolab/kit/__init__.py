@@ -2,6 +2,7 @@
 
 - ``procs``: start, fork, watch and stop child processes, always inside a ``with`` block;
 - ``procfs``: what ``/proc`` says about a process (state, CPU seconds, memory);
+- ``procnet``: what ``/proc/net`` says about TCP sockets (states, accept queues, listen drops);
 - ``together``: N children released at one start line, each timing its own job;
 - ``guard``: fail a command that leaves processes behind;
 - ``machine``: this machine's fingerprint and limits (cores, ``sysctl``, ``ulimit -n``, ``DescriptorLimit``);
