@@ -1,4 +1,4 @@
-"""iolab.topics.databases.services and runner: every variant answers the same bytes; the runner and CLI measure them."""
+"""iolab.topics.databases.variants, protocol, service and runner: every variant answers the same bytes; the runner and CLI measure them."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 from iolab.kit import procs
 from iolab.topics.databases import queries, runner
 from iolab.topics.databases.postgres import DATABASE_URL_ENV, open_postgres
-from iolab.topics.databases.services import open_service, service_name, SERVICES, VARIANTS
+from iolab.topics.databases.service import open_service
+from iolab.topics.databases.variants import service_name, SERVICES, VARIANTS
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +123,7 @@ def test_unknown_variants_are_refused_with_the_valid_ones():
         service_name("no-such-service")
 
 
+@pytest.mark.solo  # compares two throughputs
 def test_pool_with_prepared_statements_beats_connect_per_request(db):
     df = runner.compare_variants(db, queries.QUERIES["catalog"], [1, 6], requests=150)
     assert df["answer_sha"].nunique() == 1

@@ -138,19 +138,39 @@ def _open_pool(offload: bool) -> concurrent.futures.ProcessPoolExecutor | None:
     return pool
 
 
-async def serve_listener(
-    listener: socket.socket, app: App, pool: concurrent.futures.Executor | None, backlog: int, ready: Callable[[], None]
-) -> None:
-    """Serve on ``listener`` until SIGTERM or SIGINT, calling ``ready`` once accepting."""
+def stop_event() -> asyncio.Event:
+    """An event that SIGTERM or SIGINT sets, on the running loop: the loop's way to hear "stop"."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in sockets.STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def serve_protocol(
+    listener: socket.socket,
+    protocol_factory: Callable[[], asyncio.Protocol],
+    backlog: int,
+    ready: Callable[[], None],
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Serve a ``protocol_factory()`` per connection on ``listener`` until ``stop`` is set (by default
+    until SIGTERM or SIGINT), calling ``ready`` once accepting."""
+    if stop is None:
+        stop = stop_event()
+    loop = asyncio.get_running_loop()
     # create_server calls listen() again: pass the backlog, or asyncio's default of 100 applies.
-    server = await loop.create_server(lambda: HttpProtocol(app, pool), sock=listener, backlog=backlog)
+    server = await loop.create_server(protocol_factory, sock=listener, backlog=backlog)
     ready()
     await stop.wait()
     server.close()  # stop accepting; open keep-alive connections end with the process
+
+
+async def serve_listener(
+    listener: socket.socket, app: App, pool: concurrent.futures.Executor | None, backlog: int, ready: Callable[[], None]
+) -> None:
+    """Serve the app on ``listener`` until SIGTERM or SIGINT, calling ``ready`` once accepting."""
+    await serve_protocol(listener, lambda: HttpProtocol(app, pool), backlog, ready)
 
 
 def _run(listener: socket.socket, app: App, options: Options, ready: Callable[[], None]) -> None:

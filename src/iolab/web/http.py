@@ -193,23 +193,48 @@ class Connection:
 
     def respond(self, request: Request, response: Response) -> bytes:
         """The bytes of ``response`` to ``request``; sets ``closing`` if the connection must end."""
-        keep_alive = request.keep_alive and not response.close and not self.closing
-        if not keep_alive:
-            self.closing = True
         return b"".join(
             (
                 _STATUS_LINES.get(response.status) or _status_line(response.status),
                 response._type_line,
                 b"Content-Length: %d\r\n" % len(response.body),
-                _KEEP_ALIVE if keep_alive else _CLOSE,
+                self._connection_line(request.keep_alive and not response.close),
                 self._worker_line,
                 b"\r\n",
                 response.body,
             )
         )
 
+    def respond_chunked_head(self, request: Request, content_type: str) -> bytes:
+        """The head of a 200 response to ``request`` whose body follows as :func:`chunk` pieces.
+
+        For a body whose length is not known when its first bytes are ready (rows streamed from a
+        database); ``Transfer-Encoding: chunked`` is HTTP/1.1 only, so a 1.0 client needs :meth:`respond`.
+        """
+        return b"".join(
+            (
+                _STATUS_LINES[200],
+                b"Content-Type: %s\r\nTransfer-Encoding: chunked\r\n" % content_type.encode("latin-1"),
+                self._connection_line(request.keep_alive),
+                self._worker_line,
+                b"\r\n",
+            )
+        )
+
+    def _connection_line(self, keep_alive: bool) -> bytes:
+        # Once closing, every later response says close too; the server closes after sending it.
+        if keep_alive and not self.closing:
+            return _KEEP_ALIVE
+        self.closing = True
+        return _CLOSE
+
     def respond_error(self, error: HttpError) -> bytes:
         """The bytes of the error response for ``error``, which always closes the connection."""
         body = f"{error.status} {error.reason}\n".encode()
         request = Request("GET", "/", keep_alive=False)
         return self.respond(request, Response(error.status, body, close=True))
+
+
+def chunk(data: bytes) -> bytes:
+    """One piece of a chunked body (RFC 9112, 7.1): its size in hex, then the bytes; ``chunk(b"")`` ends the body."""
+    return b"%x\r\n%s\r\n" % (len(data), data)

@@ -19,7 +19,7 @@ import psycopg
 from iolab.topics.databases.postgres import Database, title
 from iolab.topics.databases.queries import encode
 from iolab.topics.databases.runner import get, load_service
-from iolab.topics.databases.services import open_service
+from iolab.topics.databases.service import open_service
 
 SELECT_1 = "select 1"
 

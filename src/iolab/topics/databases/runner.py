@@ -21,7 +21,8 @@ import psutil
 
 from iolab.kit import results
 from iolab.topics.databases.postgres import Database
-from iolab.topics.databases.services import open_service, POOL_SIZE, VARIANTS
+from iolab.topics.databases.service import open_service
+from iolab.topics.databases.variants import POOL_SIZE, VARIANTS
 from iolab.load import LoadSpec, run_load
 from iolab.load.client import request_bytes
 

@@ -1,9 +1,8 @@
-"""Source 002's six ways to serve a query over HTTP, and two more, each a small class on one event loop.
+"""Source 002's six ways to serve a query, and two more: each a small class that gets a body from PostgreSQL.
 
-Every service is the same program: one uvloop event loop (Node.js's libuv, in Python), the course's
-sans-I/O HTTP protocol (:mod:`iolab.web.http`), and one ``Service`` whose ``body()`` fetches the rows and
-encodes them with :func:`iolab.topics.databases.queries.encode`. They differ only in how they talk to PostgreSQL,
-as the source's six scripts do:
+Every service is the same program (:mod:`~iolab.topics.databases.protocol` serves it over HTTP,
+:mod:`~iolab.topics.databases.service` runs it as a process); the classes here are what differs: how
+``body()`` talks to the database, as the source's six scripts do:
 
 1. ``sync-connect``: a blocking connect + query per request, inside the loop (``connectSync``);
 2. ``async-connect``: the same with the async driver: other clients go on while one waits;
@@ -18,36 +17,22 @@ to the client as they arrive, chunked, instead of after the last one).
 
 The driver is psycopg 3 for all, so only the architecture changes. Statements are never prepared
 except in variant 6: psycopg would otherwise prepare a query on its fifth run on a connection.
-Responses carry ``X-Worker: 0`` rather than the pid, so that all variants answer byte-identical
-responses (the source checked its "Total transferred" was the same for all six).
-
-``python -m iolab.topics.databases.services NAME --url URL --sql SQL [--size N]`` runs one; ``open_service``
-runs one from Python as a child process that dies with the ``with`` block.
+Every body is encoded by :func:`iolab.topics.databases.queries.encode`, so all variants answer the
+same bytes. ``SERVICES`` (by name) and ``VARIANTS`` (by the source's number) are the table of them.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import concurrent.futures
-import contextlib
-import socket
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import ClassVar
 
 import psycopg
 import psycopg_pool
 
-from iolab.kit import procs
-from iolab.web.app import METHOD_NOT_ALLOWED, NOT_FOUND
-from iolab.topics.databases.postgres import Database
 from iolab.topics.databases.queries import encode, encode_row
-from iolab.web.http import Connection, HttpError, Request, Response
-from iolab.servers import Server, START_SECONDS
-from iolab.kit import sockets
 
-JSON = "application/json"
 POOL_SIZE = 5  # the source's MaxConns
 # Streamed rows leave in chunks of about this size: one write per row would cost a system call and
 # a chunk header for every 60 bytes.
@@ -79,7 +64,7 @@ class Service:
     label: ClassVar[str]
     blocking: ClassVar[bool] = False  # its database calls block the event loop
     prepare: ClassVar[bool] = False
-    streams: ClassVar[bool] = False
+    streams: ClassVar[bool] = False  # it has a ``stream(write)`` that writes the body as rows arrive
 
     def __init__(self, url: str, sql: str, size: int = POOL_SIZE) -> None:
         self.url = url
@@ -220,121 +205,6 @@ SERVICES: dict[str, type[Service]] = {
 VARIANTS: dict[int, type[Service]] = {cls.variant: cls for cls in SERVICES.values() if cls.variant is not None}
 
 
-# --- HTTP -------------------------------------------------------------------------------------------
-
-
-def chunked_head(keep_alive: bool) -> bytes:
-    """The head of a 200 response whose body follows in chunks (its length is not known yet)."""
-    connection = b"keep-alive" if keep_alive else b"close"
-    return (b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n"
-            b"Connection: %s\r\nX-Worker: 0\r\n\r\n") % (JSON.encode(), connection)  # fmt: skip
-
-
-def chunk(data: bytes) -> bytes:
-    """One chunk of a chunked body (an empty one ends the body)."""
-    return b"%x\r\n%s\r\n" % (len(data), data)
-
-
-class ServiceProtocol(asyncio.Protocol):
-    """One client connection: requests are answered one after another, in order, by a task."""
-
-    def __init__(self, service: Service) -> None:
-        self.service = service
-        self.conn = Connection(worker=0)
-        self.inbox: asyncio.Queue[Request | HttpError] = asyncio.Queue()
-        self.transport: asyncio.Transport
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  # uvloop's is not a subclass
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.task = asyncio.get_running_loop().create_task(self._answer_in_order())
-
-    def data_received(self, data: bytes) -> None:
-        try:
-            items: list[Request | HttpError] = list(self.conn.feed(data))
-        except HttpError as error:
-            items = [error]
-        for item in items:
-            self.inbox.put_nowait(item)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.task.cancel()
-
-    async def _answer_in_order(self) -> None:
-        while not self.transport.is_closing():
-            item = await self.inbox.get()
-            if isinstance(item, HttpError):
-                self.transport.write(self.conn.respond_error(item))
-                # See sockets.LINGER_SECONDS: half-close, and close later, so the 4xx is not lost to a RST.
-                self.transport.write_eof()
-                asyncio.get_running_loop().call_later(sockets.LINGER_SECONDS, self.transport.close)
-                return
-            await self._answer(item)
-            if self.conn.closing or not item.keep_alive:
-                self.transport.close()
-                return
-
-    async def _answer(self, request: Request) -> None:
-        if request.method != "GET":
-            self.transport.write(self.conn.respond(request, METHOD_NOT_ALLOWED))
-        elif request.path != "/":
-            self.transport.write(self.conn.respond(request, NOT_FOUND))
-        elif self.service.streams and request.version == "1.1":
-            self.transport.write(chunked_head(request.keep_alive))
-            try:
-                await self.service.stream(lambda data: self.transport.write(chunk(data)))  # type: ignore[attr-defined]
-                self.transport.write(chunk(b""))
-            except psycopg.Error:
-                self.transport.close()  # mid-body, the only way left to say "failed" is to hang up
-        else:
-            try:
-                response = Response(200, await self.service.body(), JSON)
-            except psycopg.Error as exc:
-                response = Response(500, f"500 database error: {exc}\n".encode(), close=True)
-            self.transport.write(self.conn.respond(request, response))
-
-
-async def serve_service(service: Service, listener: socket.socket, ready: Callable[[], None]) -> None:
-    """Open ``service`` and serve it on ``listener`` until SIGTERM or SIGINT; close it after."""
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in sockets.STOP_SIGNALS:
-        loop.add_signal_handler(sig, stop.set)
-    await service.open()
-    try:
-        server = await loop.create_server(lambda: ServiceProtocol(service), sock=listener, backlog=sockets.BACKLOG)
-        ready()
-        await stop.wait()
-        server.close()
-    finally:
-        await service.close()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m iolab.topics.databases.services NAME --url URL --sql SQL``: serve until Ctrl-C or SIGTERM."""
-    import uvloop
-
-    parser = argparse.ArgumentParser(prog="python -m iolab.topics.databases.services", description=__doc__.split("\n")[0])
-    parser.add_argument("name", choices=list(SERVICES))
-    parser.add_argument("--url", required=True, help="the database, e.g. postgresql://postgres@/postgres?host=/tmp/x")
-    parser.add_argument("--sql", required=True, help="the query every request runs")
-    parser.add_argument("--size", type=int, default=POOL_SIZE, help=f"connections in the pool / threads (default {POOL_SIZE})")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args(argv)
-    if args.size < 1:
-        parser.error("--size must be at least 1")
-    service = SERVICES[args.name](args.url, args.sql, args.size)
-    with sockets.open_listener(args.port) as listener:
-        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(serve_service(service, listener, lambda: sockets.announce(listener)))
-    return 0
-
-
-# --- from Python ------------------------------------------------------------------------------------
-
-
 def service_name(which: int | str) -> str:
     """The service's name for a variant number of source 002 or a name; ValueError if neither."""
     if isinstance(which, int) or str(which).isdigit():
@@ -344,28 +214,3 @@ def service_name(which: int | str) -> str:
     if which not in SERVICES:
         raise ValueError(f"unknown service {which!r}; the services are: {', '.join(SERVICES)}")
     return str(which)
-
-
-@contextlib.contextmanager
-def open_service(db: Database, which: int | str, sql: str, size: int = POOL_SIZE) -> Iterator[Server]:
-    """Run service ``which`` (a variant number or a name) against ``db``; leaving the block stops it.
-
-    It is a :class:`iolab.servers.Server` like the lab's other servers (``.url``, ``.port``, ``.pid``),
-    whose ``model`` is the service's name.
-
-    After the service stops, this waits until the database has closed the backends of its
-    connections too, so that the next measurement starts from a quiet server.
-    """
-    name = service_name(which)
-    before = len(db.backends())
-    argv = procs.python_argv("-m", "iolab.topics.databases.services", name, "--url", db.url, "--sql", sql, "--size", str(size))
-    try:
-        with procs.open_process(argv) as process:
-            match = process.wait_for_line(sockets.LISTENING_PATTERN, timeout=START_SECONDS + POOL_OPEN_SECONDS)
-            yield Server(name, int(match[1]), process)
-    finally:
-        db.wait_backends(before)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
