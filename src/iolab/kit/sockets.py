@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import os
@@ -136,3 +137,12 @@ def stopped_by_signals() -> Iterator[None]:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         sys.stdout.flush()
+
+
+def stop_event() -> asyncio.Event:
+    """An event that SIGTERM or SIGINT sets, on the running loop: the loop's way to hear "stop"."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, stop.set)
+    return stop

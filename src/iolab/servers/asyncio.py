@@ -138,15 +138,6 @@ def _open_pool(offload: bool) -> concurrent.futures.ProcessPoolExecutor | None:
     return pool
 
 
-def stop_event() -> asyncio.Event:
-    """An event that SIGTERM or SIGINT sets, on the running loop: the loop's way to hear "stop"."""
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in sockets.STOP_SIGNALS:
-        loop.add_signal_handler(sig, stop.set)
-    return stop
-
-
 async def serve_protocol(
     listener: socket.socket,
     protocol_factory: Callable[[], asyncio.Protocol],
@@ -157,7 +148,7 @@ async def serve_protocol(
     """Serve a ``protocol_factory()`` per connection on ``listener`` until ``stop`` is set (by default
     until SIGTERM or SIGINT), calling ``ready`` once accepting."""
     if stop is None:
-        stop = stop_event()
+        stop = sockets.stop_event()
     loop = asyncio.get_running_loop()
     # create_server calls listen() again: pass the backlog, or asyncio's default of 100 applies.
     server = await loop.create_server(protocol_factory, sock=listener, backlog=backlog)

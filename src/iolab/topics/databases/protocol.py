@@ -20,7 +20,7 @@ from collections.abc import Callable
 import psycopg
 
 from iolab.kit import sockets
-from iolab.servers.asyncio import serve_protocol, stop_event
+from iolab.servers.asyncio import serve_protocol
 from iolab.topics.databases.variants import Service
 from iolab.web.app import METHOD_NOT_ALLOWED, NOT_FOUND
 from iolab.web.http import Connection, HttpError, Request, Response, chunk
@@ -91,7 +91,7 @@ class ServiceProtocol(asyncio.Protocol):
 
 async def serve_service(service: Service, listener: socket.socket, ready: Callable[[], None]) -> None:
     """Open ``service`` and serve it on ``listener`` until SIGTERM or SIGINT; close it after."""
-    stop = stop_event()  # before open(): a SIGTERM while the pool fills still ends in close()
+    stop = sockets.stop_event()  # before open(): a SIGTERM while the pool fills still ends in close()
     await service.open()
     try:
         await serve_protocol(listener, lambda: ServiceProtocol(service), sockets.BACKLOG, ready, stop)

@@ -126,9 +126,7 @@ def open_sockets(endpoints: tuple[Endpoint, ...]) -> list[socket.socket]:
 async def serve_upstreams(endpoints: tuple[Endpoint, ...], listeners: list[socket.socket]) -> None:
     """Serve every endpoint until SIGTERM or SIGINT; prints the ready line once all accept."""
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in sockets.STOP_SIGNALS:
-        loop.add_signal_handler(sig, stop.set)
+    stop = sockets.stop_event()
     servers = [
         await loop.create_server(_protocol(endpoint), sock=sock, backlog=sockets.BACKLOG)
         for endpoint, sock in zip(endpoints, listeners)

@@ -52,9 +52,7 @@ class WordSender(asyncio.Protocol):
 async def serve_words(listener: socket.socket, words: int, backlog: int) -> None:
     """Serve slices of ``words`` pairs on ``listener`` until SIGTERM or SIGINT."""
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in sockets.STOP_SIGNALS:
-        loop.add_signal_handler(sig, stop.set)
+    stop = sockets.stop_event()
     pairs = corpus.load()
     index = itertools.count()
     server = await loop.create_server(
