@@ -5,7 +5,12 @@ Layout, one idea per module:
 - ``model``: ``LoadSpec`` (what to run) and ``LoadResult`` (what was measured), JSON in and out;
 - ``histogram``: HDR latency histograms that merge across processes;
 - ``client``: one HTTP/1.1 client connection (an asyncio Protocol);
-- ``worker``: one process generating load on a uvloop loop;
+- ``share``: one worker's part of a run (``Share``), as the manager hands it over;
+- ``worker``: one process generating load (``python -m iolab.load.worker``), which runs
+  - ``run``: its ``Run`` on a uvloop loop, callback-driven, over
+  - ``slot``: its connection slots, one request in flight each,
+  - ``schedule``: the window it issues requests in and, in an open loop, the schedule, and
+  - ``tally``: what it counted, second by second;
 - ``manager``: ``run_load``, which starts the workers and merges their results;
 - ``cli``: ``python -m iolab load``.
 

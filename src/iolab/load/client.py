@@ -9,6 +9,7 @@ Content-Length; one request in flight per connection, never pipelined.
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 import struct
 from typing import Protocol
@@ -21,6 +22,15 @@ def request_bytes(host: str, port: int, target: str, keepalive: bool) -> bytes:
     """The bytes of one GET request, sent unchanged for every request of a run."""
     close = b"" if keepalive else b"Connection: close\r\n"
     return b"GET %s HTTP/1.1\r\nHost: %s:%d\r\n%s\r\n" % (target.encode(), host.encode(), port, close)
+
+
+def connect_error_kind(exc: OSError) -> str:
+    """The error kind of a failed connect: refused, connect_timeout, or connect_<errno name>."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "refused"
+    if isinstance(exc, TimeoutError):
+        return "connect_timeout"
+    return "connect_" + errno.errorcode.get(exc.errno or 0, type(exc).__name__).lower()
 
 
 class Listener(Protocol):

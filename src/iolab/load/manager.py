@@ -20,7 +20,7 @@ from typing import Any
 from iolab.kit import machine
 from iolab.load.histogram import Histogram
 from iolab.load.model import LoadResult, LoadSpec
-from iolab.load.worker import SPARE_FDS, Share
+from iolab.load.share import SPARE_FDS, Share
 from iolab.kit.procs import ManagedProcess, open_process, ProcessTimeout, python_argv
 
 # Python start-up plus uvloop's import, on a busy machine.

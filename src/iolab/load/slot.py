@@ -1,0 +1,111 @@
+"""``Slot``: one of a worker's connection slots, one request in flight at most.
+
+A slot stands for one client: it owns at most one connection at a time, reconnects when that
+connection goes, and counts what it sent and the 2xx answers it got (``never_served`` is the
+number of slots whose count stayed 0). What an answer or an error means for the run, and what the
+slot sends next, the slot leaves to its :class:`iolab.load.run.Run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from time import perf_counter
+from typing import TYPE_CHECKING
+
+from iolab.load.client import Connection, connect_error_kind
+
+if TYPE_CHECKING:
+    from iolab.load.run import Run
+
+
+class Slot:
+    """One connection slot: at most one request in flight; reconnects when its connection goes."""
+
+    __slots__ = ("run", "conn", "busy", "connecting", "started", "intended", "sent", "served")
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.conn: Connection | None = None
+        self.busy = False  # a request is in flight (connecting, written, or backing off)
+        self.connecting: asyncio.Task[None] | None = None
+        self.started = 0.0  # when the request's latency starts (write, or connect without keep-alive)
+        self.intended = 0.0  # open loop: when the schedule wanted it sent
+        self.sent = 0  # requests written
+        self.served = 0  # 2xx answers inside the window
+
+    def fire(self, intended: float) -> None:
+        """Start one request: on the open connection, or after connecting a new one."""
+        self.busy = True
+        self.intended = intended
+        self.started = perf_counter()
+        if self.conn is None:
+            self.connecting = self.run.loop.create_task(self._connect())
+        else:
+            self.conn.send(self.run.request)
+            self.sent += 1
+
+    async def _connect(self) -> None:
+        run = self.run
+        try:
+            _, conn = await run.loop.create_connection(lambda: Connection(self), run.host, run.port)
+        except OSError as exc:
+            self.connecting = None
+            run.error(self, connect_error_kind(exc), backoff=True)
+            return
+        self.connecting = None
+        if conn.transport is None:  # the server closed it before this task resumed
+            run.error(self, "closed")
+            return
+        self.conn = conn
+        if run.keepalive:
+            self.started = perf_counter()  # with keep-alive, connecting is setup, not latency
+        conn.send(run.request)
+        self.sent += 1
+
+    def overdue(self, limit: float) -> bool:
+        """Whether a request or connect is in flight since before ``limit`` (a perf_counter time)."""
+        return self.busy and self.started < limit and (self.conn is not None or self.connecting is not None)
+
+    def timeout(self) -> None:
+        """Give up on the request in flight."""
+        if self.connecting is not None:
+            self.connecting.cancel()
+            self.connecting = None
+            kind = "connect_timeout"
+        else:
+            kind = "timeout"
+            self._drop(abort=True)
+        self.run.error(self, kind)
+
+    def close(self) -> None:
+        """Stop connecting and reset the connection, if any."""
+        if self.connecting is not None:
+            self.connecting.cancel()
+        self._drop(abort=True)
+
+    def _drop(self, abort: bool = False) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.close(abort)
+
+    # --- what the connection reports (client.Listener) ---------------------------------------
+
+    def answered(self, conn: Connection, status: int, size: int) -> None:
+        if conn is not self.conn or not self.busy:
+            return
+        if conn.close_after or not self.run.keepalive:
+            self._drop()
+        self.run.answer(self, status, size)
+
+    def failed(self, conn: Connection, kind: str) -> None:
+        if conn is self.conn and self.busy:
+            self._drop(abort=True)
+            self.run.error(self, kind)
+
+    def lost(self, conn: Connection, exc: Exception | None) -> None:
+        if conn is not self.conn:
+            return  # a connection this slot already let go of
+        self.conn = None
+        if self.busy and self.connecting is None:
+            kind = "closed" if exc is None else ("reset" if isinstance(exc, ConnectionResetError) else "io_error")
+            self.run.error(self, kind)
