@@ -163,6 +163,7 @@ def test_new_connection_per_request_without_keepalive(tiny_server) -> None:
 # --- open loop -------------------------------------------------------------------------------------
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_open_loop_keeps_its_rate_and_corrected_latency_is_never_below_uncorrected(tiny_server) -> None:
     server = tiny_server()
     result = run_load(LoadSpec(server.url, mode="open", rate=500, connections=10, duration_s=2, workers=2))
@@ -175,6 +176,7 @@ def test_open_loop_keeps_its_rate_and_corrected_latency_is_never_below_uncorrect
     assert result.never_served == 0  # the pool is used in rotation
 
 
+@pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_server_pause_shows_as_coordinated_omission_in_open_loop(tiny_server) -> None:
     # One connection, 200 req/s, the server freezes 0.5 s: ~100 requests fall due during the
     # freeze. Measured from their send, only one was slow; from their intended time, all were.

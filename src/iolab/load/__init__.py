@@ -12,13 +12,17 @@ Layout, one idea per module:
   - ``schedule``: the window it issues requests in and, in an open loop, the schedule, and
   - ``tally``: what it counted, second by second;
 - ``manager``: ``run_load``, which starts the workers and merges their results;
-- ``cli``: ``python -m iolab load``.
+- ``sweeps``, ``comparisons``: many servers and settings as one tidy table; ``stall``: freeze a server mid-run;
+- ``external``: wrk, ab and nginx beside the kit (optional tools).
+
+``python -m iolab load`` is :mod:`iolab.commands.load`.
 
 This file only re-exports.
 """
 
 from iolab.load.histogram import Histogram
-from iolab.load.manager import DescriptorLimit, run_load
+from iolab.kit.machine import DescriptorLimit
+from iolab.load.manager import run_load
 from iolab.load.model import LoadResult, LoadSpec
 
 __all__ = ["DescriptorLimit", "Histogram", "LoadResult", "LoadSpec", "run_load"]

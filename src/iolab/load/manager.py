@@ -31,10 +31,6 @@ RESULT_MARGIN_S = 15.0
 POLL_S = 0.05
 
 
-class DescriptorLimit(RuntimeError):
-    """A worker would need more file descriptors than ``ulimit -n`` allows."""
-
-
 def default_workers(spec: LoadSpec) -> int:
     """Half the cores this process may use (at least one), never more than the connections.
 
@@ -54,7 +50,7 @@ def check_descriptors(connections: int, workers: int, limit: tuple[int, int] | N
     per_worker = -(-connections // workers) + SPARE_FDS
     if hard != -1 and per_worker > hard:  # -1: RLIM_INFINITY
         more = -(-connections // max(1, hard - SPARE_FDS))
-        raise DescriptorLimit(
+        raise machine.DescriptorLimit(
             f"{connections} connections over {workers} worker(s) need {per_worker} descriptors per "
             f"worker; this process may open only {hard} (ulimit -n, hard limit). Raise it with "
             f"`ulimit -n {per_worker}` (as root, or in /etc/security/limits.conf) or use at least "
