@@ -16,7 +16,6 @@ from typing import Any
 
 from iolab.kit.machine import raise_open_files_limit
 from iolab.kit.procfs import cpu_seconds
-# Re-exported until topics/upstreams imports it from iolab.load.client, where it now lives.
 from iolab.load.run import Run
 from iolab.load.share import SPARE_FDS, Share
 
