@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from iolab import netstat
 from iolab.servers import sockets
 
 # include/net/tcp_states.h: the state column is the enum value in hex.
@@ -42,9 +43,9 @@ TCP_STATES = {
     0x0C: "NEW_SYN_RECV",
 }
 HOST = "127.0.0.1"
-# With a full accept queue Linux drops the SYN (net.ipv4.tcp_abort_on_overflow = 0, the default)
-# and the client's kernel sends it again after its retransmission timeout: 1 s, then 2 s more,
-# 4 s more... (RFC 6298's initial RTO; net.ipv4.tcp_syn_retries bounds the tries).
+# A SYN that finds the accept queue full is dropped, and the client's kernel sends it again after its
+# retransmission timeout: 1 s at first (RFC 6298's initial RTO), then as syn_send_times() says.
+# (The handshake's last ACK can find the queue full too, with another cost: see accept_overflow.)
 INITIAL_SYN_RTO_S = 1.0
 
 
@@ -133,20 +134,6 @@ def count_states(port: int | None = None) -> dict[str, int]:
     return counts
 
 
-def listen_counters() -> dict[str, int]:
-    """This namespace's counts of dropped connection attempts, from ``/proc/net/netstat`` (TcpExt).
-
-    ``ListenOverflows``: a SYN or handshake ACK arrived while the accept queue was full;
-    ``ListenDrops``: every drop at a listener, overflows included.
-    """
-    lines = Path("/proc/net/netstat").read_text().splitlines()
-    for names, values in zip(lines[::2], lines[1::2]):
-        if names.startswith("TcpExt:"):
-            table_ = dict(zip(names.split()[1:], (int(v) for v in values.split()[1:])))
-            return {k: table_.get(k, 0) for k in ("ListenOverflows", "ListenDrops")}
-    return {"ListenOverflows": 0, "ListenDrops": 0}
-
-
 def backlog_drops() -> int:
     """Packets dropped so far because a CPU's input queue was full (``/proc/net/softnet_stat``, column 2).
 
@@ -196,7 +183,7 @@ def fill_backlog(backlog: int, clients: int, timeout: float = 0.3) -> pd.DataFra
     rows = []
     with open_listener(backlog) as listener, contextlib.ExitStack() as stack:
         port = listener.getsockname()[1]
-        before = listen_counters()["ListenOverflows"]
+        before = netstat.tcpext().get("ListenOverflows", 0)
         socks = []
         for i in range(clients):
             start = time.perf_counter()
@@ -210,7 +197,7 @@ def fill_backlog(backlog: int, clients: int, timeout: float = 0.3) -> pd.DataFra
                     "connect_ms": elapsed * 1000,
                     "connected": connected,
                     "accept_queue": accept_queue(port),
-                    "overflows": listen_counters()["ListenOverflows"] - before,
+                    "overflows": netstat.tcpext().get("ListenOverflows", 0) - before,
                 }
             )
         states = {s.local[1]: s.state for s in read_sockets(port) if s.remote[1] == port}
