@@ -9,9 +9,9 @@ therefore loop: write the rest, and when the kernel says "again", wait for the d
 writable, which is what :func:`write_all` does (and what ``socket.sendall`` does inside CPython).
 
 On a regular file ``O_NONBLOCK`` does nothing: ``read()`` waits for the disk, in state D, and
-returns every byte asked for up to end-of-file, never EAGAIN. :func:`read_file` and
-:func:`file_reads` and :func:`reader_states` show it; only the per-call ``RWF_NOWAIT`` of ``preadv2`` (Linux 4.14+) refuses
-to wait for an uncached page, which :func:`in_page_cache` uses.
+returns every byte asked for up to end-of-file, never EAGAIN (:func:`read_file`, :func:`file_reads`
+and :func:`reader_states` show it). Only the per-call ``RWF_NOWAIT`` of ``preadv2`` (Linux 4.14+)
+refuses to wait for an uncached page, which :func:`in_page_cache` uses.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from iolab.procs import open_fork
 # Pipes start with 16 pages of buffer (64 KiB on 4 KiB pages); F_SETPIPE_SZ can grow one up to
 # /proc/sys/fs/pipe-max-size (1 MiB by default).
 DEFAULT_PIPE_BYTES = 64 * 1024
-# A bound on every loop here: a writer that cannot make progress for this long gives up.
+# A bound on every loop here: a writer (or reader) that cannot make progress for this long gives up.
 WRITE_TIMEOUT_S = 10.0
 MIB = 2**20
 
@@ -125,7 +125,6 @@ def drain(fd: int, chunk_bytes: int = DEFAULT_PIPE_BYTES) -> int:
     while chunk := os.read(fd, chunk_bytes):
         total += len(chunk)
     return total
-
 
 
 # --- regular files: O_NONBLOCK changes nothing ----------------------------------------------------
