@@ -3,6 +3,7 @@ import fcntl
 import os
 import termios
 import time
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,52 @@ def test_write_all_gives_up_when_nobody_reads(pipe):
     os.set_blocking(w, False)
     with pytest.raises(TimeoutError, match="stayed full"):
         nonblocking.write_all(w, b"x" * (1 << 20), timeout=0.2)
+
+
+def on_tmpfs(path) -> bool:
+    """Whether ``path`` is on a tmpfs, where the page cache is the file and cannot be evicted."""
+    mounts = [line.split()[1:3] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    _, fstype = max(((m, t) for m, t in mounts if str(path).startswith(m)), key=lambda mt: len(mt[0]))
+    return fstype == "tmpfs"
+
+
+@pytest.fixture
+def evicted_file(tmp_path):
+    if on_tmpfs(tmp_path):
+        pytest.skip(f"{tmp_path} is on a tmpfs: its pages cannot leave the page cache")
+    with nonblocking.open_scratch_file(32, tmp_path) as path:
+        nonblocking.evict(path)
+        yield path
+
+
+def test_o_nonblock_on_a_regular_file_reads_every_byte_asked_and_never_meets_eagain(evicted_file):
+    # Source 000's case: 1,536 bytes asked of a file on disk. On Linux every read returns all of them.
+    result = nonblocking.read_file(evicted_file, chunk_bytes=1536)
+    size = evicted_file.stat().st_size
+    assert result.bytes_read == size
+    assert result.eagain == 0 and result.short == 0
+    assert result.reads == -(-size // 1536)
+
+
+def test_evict_sends_the_next_read_to_disk_and_the_read_brings_the_file_back(evicted_file):
+    if nonblocking.in_page_cache(evicted_file) is None:
+        pytest.skip("preadv2(RWF_NOWAIT) is not supported here")
+    assert nonblocking.in_page_cache(evicted_file) is False
+    assert nonblocking.read_file(evicted_file).cached_at_start is False
+    assert nonblocking.in_page_cache(evicted_file) is True
+
+
+def test_a_reader_of_an_evicted_file_waits_in_disk_sleep_despite_o_nonblock(evicted_file):
+    states = nonblocking.reader_states(evicted_file)
+    evicted = states[states.cache == "evicted"].set_index("state").readings
+    assert evicted.get("D", 0) > 0, f"never saw the reader in state D: {evicted.to_dict()}"
+    assert set(states.cache) == {"evicted", "cached"}
+    assert states.groupby("cache").share.sum().round(6).eq(1).all()
+
+
+def test_file_reads_times_evicted_and_cached_reads_alike(tmp_path):
+    with nonblocking.open_scratch_file(4, tmp_path) as path:
+        df = nonblocking.file_reads(path, repeats=2)
+    assert list(df.cache) == ["evicted", "cached"] * 2
+    assert (df.bytes_read == 4 * nonblocking.MIB).all() and (df.eagain == 0).all()
+    assert df[df.cache == "cached"].cached_at_start.isin([True, None]).all()

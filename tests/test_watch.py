@@ -42,3 +42,18 @@ def test_sample_sees_a_blocked_reader_sleep_and_a_spinner_run():
 def test_sample_rejects_a_non_positive_interval():
     with pytest.raises(ValueError):
         watch.sample({"me": os.getpid()}, seconds=1, interval=0)
+
+
+def test_count_states_sees_a_spinner_run_and_returns_when_it_exits():
+    with open_fork(watch.spin, 0.2) as busy:
+        start = time.monotonic()
+        counts = watch.count_states(busy.pid, timeout=10)
+        took = time.monotonic() - start
+    assert counts.get("R", 0) > 0 and "Z" not in counts
+    assert took < 5, "count_states should stop at the child's exit"
+
+
+def test_count_states_gives_up_on_a_process_that_does_not_exit():
+    with open_fork(watch.spin, 5) as busy:
+        with pytest.raises(TimeoutError, match="still running"):
+            watch.count_states(busy.pid, timeout=0.1)

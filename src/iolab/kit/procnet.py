@@ -5,13 +5,20 @@ of a connection (a socket that is only bound is in neither table and is not list
 prints the same sockets. For a listening socket the receive-queue column is the *accept queue*:
 connections the kernel has completed (handshake done) that no ``accept()`` has taken yet.
 ``/proc/net/netstat`` and ``/proc/net/softnet_stat`` count the connection attempts and packets the
-kernel dropped (``nstat`` prints the former).
+kernel dropped (``nstat -az 'TcpExt*'`` prints the former). Its counters come in pairs of lines, one of
+names and one of values, each starting with its group (``TcpExt:``, ``IpExt:``, ...); they count since
+boot, for the whole network namespace, so a difference over a short run is ours as long as nothing else
+in the namespace did the same meanwhile. The two this course reads most: ``ListenOverflows``, a packet
+that found a listener's accept queue full (a SYN, or the ACK that ends a handshake), and
+``ListenDrops``, every packet a listener dropped, overflows included.
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,18 +126,39 @@ def count_states(port: int | None = None) -> dict[str, int]:
     return counts
 
 
-def listen_counters() -> dict[str, int]:
-    """This namespace's counts of dropped connection attempts, from ``/proc/net/netstat`` (TcpExt).
+NETSTAT = Path("/proc/net/netstat")
+LISTEN_COUNTERS = ("ListenOverflows", "ListenDrops")
 
-    ``ListenOverflows``: a SYN or handshake ACK arrived while the accept queue was full;
-    ``ListenDrops``: every drop at a listener, overflows included.
-    """
-    lines = Path("/proc/net/netstat").read_text().splitlines()
+
+def parse_netstat(text: str, group: str = "TcpExt") -> dict[str, int]:
+    """The counters of ``group`` in the text of ``/proc/net/netstat``, by name ({} if the group is absent)."""
+    lines = text.splitlines()
     for names, values in zip(lines[::2], lines[1::2]):
-        if names.startswith("TcpExt:"):
-            counters = dict(zip(names.split()[1:], (int(v) for v in values.split()[1:])))
-            return {k: counters.get(k, 0) for k in ("ListenOverflows", "ListenDrops")}
-    return {"ListenOverflows": 0, "ListenDrops": 0}
+        label, *keys = names.split()
+        if label == f"{group}:":
+            return dict(zip(keys, (int(v) for v in values.split()[1:])))
+    return {}
+
+
+def tcpext() -> dict[str, int]:
+    """This namespace's TcpExt counters now, by name (``ListenOverflows``, ``ListenDrops``, ...)."""
+    return parse_netstat(NETSTAT.read_text())
+
+
+def difference(before: dict[str, int], after: dict[str, int], names: tuple[str, ...] = ()) -> dict[str, int]:
+    """How much each counter (or each of ``names``) rose from ``before`` to ``after``; a counter missing counts as 0."""
+    return {name: after.get(name, 0) - before.get(name, 0) for name in (names or after)}
+
+
+@contextlib.contextmanager
+def changes(*names: str) -> Iterator[dict[str, int]]:
+    """A dict that, when the ``with`` block ends, holds how much each TcpExt counter (or each of ``names``) rose in it."""
+    delta: dict[str, int] = {}
+    before = tcpext()
+    try:
+        yield delta
+    finally:
+        delta.update(difference(before, tcpext(), names))
 
 
 def backlog_drops() -> int:

@@ -2,28 +2,41 @@
 
 A descriptor in blocking mode (the default) makes ``read()`` wait until at least one byte is there
 and ``write()`` wait until every byte has been copied into the kernel's buffer. With ``O_NONBLOCK``
-neither call waits: ``read()`` on an empty pipe fails with EAGAIN (Python raises
-``BlockingIOError``), and ``write()`` copies what fits in the buffer, returns that count, and fails
-with EAGAIN once nothing fits. Code that uses non-blocking descriptors must therefore loop: write
-the rest, and when the kernel says "again", wait for the descriptor to become writable, which is
-what :func:`write_all` does (and what ``socket.sendall`` does inside CPython).
+neither call waits on a pipe, socket or terminal: ``read()`` on an empty pipe fails with EAGAIN
+(Python raises ``BlockingIOError``), and ``write()`` copies what fits in the buffer, returns that
+count, and fails with EAGAIN once nothing fits. Code that uses non-blocking descriptors must
+therefore loop: write the rest, and when the kernel says "again", wait for the descriptor to become
+writable, which is what :func:`write_all` does (and what ``socket.sendall`` does inside CPython).
+
+On a regular file ``O_NONBLOCK`` does nothing: ``read()`` waits for the disk, in state D, and
+returns every byte asked for up to end-of-file, never EAGAIN (:func:`read_file`, :func:`file_reads`
+and :func:`reader_states` show it). Only the per-call ``RWF_NOWAIT`` of ``preadv2`` (Linux 4.14+)
+refuses to wait for an uncached page, which :func:`in_page_cache` uses.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import selectors
+import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import pandas as pd
+
+from iolab.topics.blocking_io import watch
+from iolab.kit.procs import open_fork
 
 # Pipes start with 16 pages of buffer (64 KiB on 4 KiB pages); F_SETPIPE_SZ can grow one up to
 # /proc/sys/fs/pipe-max-size (1 MiB by default).
 DEFAULT_PIPE_BYTES = 64 * 1024
-# A bound on every loop here: a writer that cannot make progress for this long gives up.
+# A bound on every loop here: a writer (or reader) that cannot make progress for this long gives up.
 WRITE_TIMEOUT_S = 10.0
+MIB = 2**20
 
 
 def pipe_size(fd: int) -> int:
@@ -113,3 +126,121 @@ def drain(fd: int, chunk_bytes: int = DEFAULT_PIPE_BYTES) -> int:
         total += len(chunk)
     return total
 
+
+# --- regular files: O_NONBLOCK changes nothing ----------------------------------------------------
+
+
+@contextlib.contextmanager
+def open_scratch_file(mib: int, folder: Path | None = None) -> Iterator[Path]:
+    """A file of ``mib`` MiB of random bytes, on disk (fsync'ed) in ``folder``; deleted on leaving.
+
+    ``folder`` must be on a disk: on a tmpfs (``/tmp`` on some systems) the page cache *is* the
+    file, and :func:`evict` cannot push it out.
+    """
+    block = os.urandom(MIB)
+    with tempfile.TemporaryDirectory(dir=folder, prefix="iolab-file-") as directory:
+        path = Path(directory) / "scratch.bin"
+        with open(path, "wb") as f:
+            for _ in range(mib):
+                f.write(block)
+            f.flush()
+            os.fsync(f.fileno())
+        yield path
+
+
+def in_page_cache(path: Path) -> bool | None:
+    """Whether the first page of ``path`` is in the page cache, asked with preadv2(RWF_NOWAIT); None if unsupported."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.preadv(fd, [bytearray(1)], 0, os.RWF_NOWAIT)
+        return True
+    except BlockingIOError:
+        return False
+    except (OSError, AttributeError):  # an old kernel or a filesystem without RWF_NOWAIT
+        return None
+    finally:
+        os.close(fd)
+
+
+def evict(path: Path) -> None:
+    """Drop ``path``'s pages from the page cache (fsync, then POSIX_FADV_DONTNEED), so its next read goes to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)  # dirty pages cannot be dropped
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """What it took :func:`read_file` to read a regular file to the end through an O_NONBLOCK descriptor."""
+
+    cached_at_start: bool | None  # the first page was in the page cache (None: could not ask)
+    bytes_read: int
+    reads: int  # read() calls that returned data
+    short: int  # of those, how many returned less than asked (end-of-file excepted)
+    eagain: int  # read() calls that failed with EAGAIN
+    seconds: float
+    slowest_read_ms: float
+
+
+def read_file(path: Path, chunk_bytes: int = MIB, timeout: float = WRITE_TIMEOUT_S) -> FileRead:
+    """Read ``path`` to end-of-file, ``chunk_bytes`` per read(), through a descriptor opened with O_NONBLOCK."""
+    cached, size = in_page_cache(path), path.stat().st_size
+    reads = short = eagain = total = 0
+    slowest = 0.0
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        start = time.perf_counter()
+        while True:
+            t = time.perf_counter()
+            try:
+                data = os.read(fd, chunk_bytes)
+            except BlockingIOError:  # never seen on Linux; counted, and bounded, should another kernel differ
+                eagain += 1
+                if time.perf_counter() - start > timeout:
+                    raise TimeoutError(f"{path}: read() kept failing with EAGAIN for {timeout:g} s") from None
+                continue
+            slowest = max(slowest, time.perf_counter() - t)
+            if not data:
+                break
+            reads += 1
+            total += len(data)
+            short += len(data) < min(chunk_bytes, size - (total - len(data)))
+        seconds = time.perf_counter() - start
+    finally:
+        os.close(fd)
+    return FileRead(cached, total, reads, short, eagain, seconds, slowest * 1000)
+
+
+def file_reads(path: Path, repeats: int = 3, chunk_bytes: int = MIB) -> pd.DataFrame:
+    """:func:`read_file` ``repeats`` times after :func:`evict` and as many times from the page cache; one row each.
+
+    Columns: ``cache`` ("evicted" or "cached"), ``repeat``, the fields of :class:`FileRead`, ``mib_per_s``.
+    """
+    rows = []
+    for repeat in range(repeats):
+        evict(path)
+        for cache in ("evicted", "cached"):  # the evicted read is what fills the cache for the second
+            result = read_file(path, chunk_bytes)
+            rows.append({"cache": cache, "repeat": repeat, **asdict(result),
+                         "mib_per_s": result.bytes_read / MIB / result.seconds})
+    return pd.DataFrame(rows)
+
+
+def reader_states(path: Path) -> pd.DataFrame:
+    """The states of a child reading ``path`` with :func:`read_file`, once evicted, once cached; one row per state seen.
+
+    Columns: ``cache``, ``state`` (one letter), ``readings`` (of ``/proc``, as fast as it can be read),
+    ``share`` (of that run's readings).
+    """
+    rows = []
+    for cache in ("evicted", "cached"):
+        if cache == "evicted":
+            evict(path)
+        with open_fork(read_file, path) as reader:
+            counts = watch.count_states(reader.pid)
+        rows += [{"cache": cache, "state": state, "readings": n, "share": n / sum(counts.values())}
+                 for state, n in sorted(counts.items())]
+    return pd.DataFrame(rows, columns=["cache", "state", "readings", "share"])

@@ -2,6 +2,8 @@
 
 The two programs a reader needs to see the difference between blocking and running are here too:
 :func:`spin`, a busy loop, and :func:`block_in_read`, a read() on a pipe nobody writes to.
+:func:`count_states` reads one process's state as often as it can instead, to catch states that last
+microseconds, such as D (waiting for the disk).
 """
 
 from __future__ import annotations
@@ -64,3 +66,23 @@ def sample(pids: Mapping[str, int], seconds: float, interval: float = 0.1) -> pd
                 }
             )
     return pd.DataFrame(rows)
+
+
+def count_states(pid: int, timeout: float = MAX_SPIN_S) -> dict[str, int]:
+    """Read ``pid``'s state from ``/proc`` as fast as possible until it exits; how many readings saw each letter.
+
+    Stops at the zombie state (the process has exited; Z is not counted) or when ``/proc/PID`` is gone.
+    """
+    counts: dict[str, int] = {}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = procfs.status(pid).state
+        except FileNotFoundError:
+            break
+        if state == "Z":
+            break
+        counts[state] = counts.get(state, 0) + 1
+    else:
+        raise TimeoutError(f"process {pid} was still running after {timeout:g} s")
+    return counts
