@@ -165,20 +165,9 @@ def unexplained(page: str, markdown: str) -> list[str]:
     ]
 
 
-# Pages whose prose is still being cleared of typed-in figures, with who is doing it; remove an entry
-# when its page passes (the test then reports XPASS).
-PENDING: dict[str, str] = {}  # chapters whose prose is still being cleared (none now)
-_UNUSED = {
-    page: "issue 13: chapters 1-6 are being cleared in a parallel change"
-    for page in ("01-processes.md", "02-blocking.md", "03-sockets.md", "04-prefork.md", "05-event-loop.md",
-                 "06-asyncio-trio.md")
-}
-
-
 @pytest.mark.parametrize(
     "page",
-    [pytest.param(p, marks=pytest.mark.xfail(reason=PENDING[p.name])) if p.name in PENDING else p
-     for p in sorted(BOOK.glob("*.md"))],
+    sorted(BOOK.glob("*.md")),
     ids=lambda p: p.name,
 )
 def test_no_measured_figure_is_typed_into_the_prose(page):
