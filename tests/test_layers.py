@@ -205,3 +205,11 @@ def test_a_cycle_is_caught(tree: Path) -> None:
 def test_a_long_module_needs_a_reason(tree: Path) -> None:
     plant(tree, "iolab.kit.scale", "\n".join(f"X{i} = {i}" for i in range(MAX_LINES)))
     assert too_long(tree) == [f"iolab.kit.scale: {len((tree / 'iolab/kit/scale.py').read_text().splitlines())} lines"]
+
+
+def test_the_tests_folders_mirror_the_packages() -> None:
+    tests = Path(__file__).resolve().parent
+    folders = [f for f in tests.rglob("*") if f.is_dir() and not f.name.startswith((".", "__"))]
+    assert folders, "tests/ should have a folder per layer"
+    for folder in folders:
+        assert (SRC / "iolab" / folder.relative_to(tests)).is_dir(), f"tests/{folder.relative_to(tests)} mirrors no package"
