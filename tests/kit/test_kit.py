@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 import iolab
-from iolab.kit import machine, plots, results
 from iolab.commands import main
+from iolab.kit import machine, plots, results
 
 
 def test_scale_defaults_to_full_and_rejects_unknown_values(monkeypatch):

@@ -8,7 +8,7 @@ import psutil
 import pytest
 
 from iolab.kit import procfs
-from iolab.kit.procs import open_fork, open_process, ProcessFailed, ProcessTimeout, python_argv, read_exactly
+from iolab.kit.procs import ProcessFailed, ProcessTimeout, open_fork, open_process, python_argv, read_exactly
 
 
 def _gone(pid: int, timeout: float = 5.0) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from iolab.load.comparisons import load_matrix, Variant
+from iolab.load.comparisons import Variant, load_matrix
 from iolab.load.sweeps import FIGURES
 
 

@@ -7,8 +7,7 @@ import time
 import pytest
 
 from iolab.kit import procfs
-from iolab.load import stall
-from iolab.load import LoadSpec, run_load
+from iolab.load import LoadSpec, run_load, stall
 from iolab.servers import open_server
 
 

@@ -10,7 +10,7 @@ import pytest
 import iolab.scratchloop
 from iolab.scratchloop import loop as scratch_loop
 from iolab.scratchloop import trace
-from iolab.scratchloop.loop import EventLoop, gather, Semaphore
+from iolab.scratchloop.loop import EventLoop, Semaphore, gather
 
 
 def run(main, *args, trace_steps: bool = False, timeout: float = 10.0):

@@ -7,9 +7,9 @@ import contextlib
 import psutil
 import pytest
 
-from iolab.web import app
 from iolab.servers import node
 from iolab.topics.prefork import occupancy
+from iolab.web import app
 
 pytestmark = pytest.mark.skipif(not node.have_node(), reason=node.MISSING_NOTE)
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import psutil
 import pytest
 
-from iolab.web import app
 from iolab import servers
 from iolab.kit import sockets
+from iolab.web import app
 
 # Every model, and the variants a later chapter compares: a socket per pre-fork worker, and
 # asyncio per core.

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from iolab.kit import procs
-from iolab.kit import sockets
+from iolab.kit import procs, sockets
 
 # Workers that get ready at once, after 0.5 s, and never (they die first).
 PROGRAM = """

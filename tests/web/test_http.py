@@ -7,8 +7,8 @@ import os
 import h11
 import pytest
 
-from iolab.web import http
 from iolab.topics.measuring import parser_costs
+from iolab.web import http
 
 GET = b"GET /julia?ms=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 

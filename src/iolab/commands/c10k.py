@@ -6,7 +6,6 @@ import argparse
 import json
 
 from iolab.commands.argtypes import non_negative_int
-
 from iolab.commands.table import Subparsers
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from iolab.load.model import DEFAULT_POOL, LoadResult, LoadSpec
-
 from iolab.commands.table import Subparsers
+from iolab.load.model import DEFAULT_POOL, LoadResult, LoadSpec
 
 EPILOG = """\
 closed loop (--connections C): C clients, each sends, waits for the answer, sends again (ab -c, wrk).

@@ -27,8 +27,8 @@ def add_balance(sub: Subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document")
 
     def run(args: argparse.Namespace) -> int:
-        from iolab.topics.prefork.balance import spread, switches_per_connection
         from iolab.load.comparisons import Variant
+        from iolab.topics.prefork.balance import spread, switches_per_connection
 
         if args.workers < 1 or not 1 <= args.clients <= args.connections:
             p.error("need --workers >= 1 and 1 <= --clients <= --connections")

@@ -51,8 +51,8 @@ def add_julia(sub: Subparsers) -> None:
     def run(args: argparse.Namespace) -> int:
         import functools
 
-        from iolab.web import julia
         from iolab.kit import together
+        from iolab.web import julia
 
         job = functools.partial(julia.julia, *julia.size_for_ms(args.ms))  # calibrated once, here
         df = together.scaling(args.processes, job)

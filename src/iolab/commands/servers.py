@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 
 from iolab.commands.argtypes import positive_int
-from iolab.kit.sockets import BACKLOG
-
 from iolab.commands.table import Subparsers
+from iolab.kit.sockets import BACKLOG
 
 
 def add_serve(sub: Subparsers) -> None:

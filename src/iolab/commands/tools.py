@@ -43,9 +43,9 @@ def add_ps(sub: Subparsers) -> None:
     def run(args: argparse.Namespace) -> int:
         from dataclasses import asdict
 
-        from iolab.kit import procfs
-
         import pandas as pd
+
+        from iolab.kit import procfs
 
         rows = [asdict(procfs.status(pid)) | {"cpu_s": procfs.cpu_seconds(pid)} for pid in args.pids]
         print_table(pd.DataFrame(rows), args.json)

@@ -7,7 +7,6 @@ import json
 import sys
 
 from iolab.commands.argtypes import positive_int
-
 from iolab.commands.table import Subparsers
 
 EPILOG = """\
@@ -78,7 +77,7 @@ def add_upstreams(sub: Subparsers) -> None:
     asynchronous.add_argument("--limit-scope", choices=["upstream", "service"], default="upstream", help="count the limit per upstream (default) or for the whole service")
 
     def run(args: argparse.Namespace) -> int:
-        from iolab.topics.upstreams.run import run_upstreams, RunSpec
+        from iolab.topics.upstreams.run import RunSpec, run_upstreams
 
         try:
             spec = RunSpec(

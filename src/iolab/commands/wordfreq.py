@@ -7,10 +7,10 @@ import json
 import sys
 
 from iolab.commands.argtypes import positive_int
+from iolab.commands.table import Subparsers
 from iolab.kit import sockets
 from iolab.kit.sockets import BACKLOG
 
-from iolab.commands.table import Subparsers
 # Written out, not read from iolab.topics.wordfreq.run, so that building the command line imports nothing.
 VERSIONS = ["threads", "scratch", "asyncio", "trio"]
 

@@ -20,8 +20,8 @@ Layout, one idea per module:
 This file only re-exports.
 """
 
-from iolab.load.histogram import Histogram
 from iolab.kit.machine import DescriptorLimit
+from iolab.load.histogram import Histogram
 from iolab.load.manager import run_load
 from iolab.load.model import LoadResult, LoadSpec
 

@@ -17,8 +17,9 @@ from typing import Protocol
 import pandas as pd
 
 from iolab.load import LoadSpec, run_load
-from iolab.servers import Server, open_server
 from iolab.load.sweeps import figures, taking_turns
+from iolab.servers import Server, open_server
+
 
 class Running(Protocol):
     """What a started variant offers: its base URL (``http://127.0.0.1:PORT``) and its (parent) pid."""

@@ -146,8 +146,8 @@ http {{
 @contextlib.contextmanager
 def open_nginx(static_dir: Path | None = None) -> Iterator[str]:
     """Run nginx (one worker) on a free 127.0.0.1 port; yields its base URL. Stopped on exit."""
-    from iolab.web.app import STATIC_DIR
     from iolab.kit.procs import open_process
+    from iolab.web.app import STATIC_DIR
 
     if not have("nginx"):
         raise ToolMissing(missing_note("nginx"))

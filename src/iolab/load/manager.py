@@ -18,10 +18,10 @@ import time
 from typing import Any
 
 from iolab.kit import machine
+from iolab.kit.procs import ManagedProcess, ProcessTimeout, open_process, python_argv
 from iolab.load.histogram import Histogram
 from iolab.load.model import LoadResult, LoadSpec
 from iolab.load.share import SPARE_FDS, Share
-from iolab.kit.procs import ManagedProcess, open_process, ProcessTimeout, python_argv
 
 # Python start-up plus uvloop's import, on a busy machine.
 READY_TIMEOUT_S = 30.0

@@ -12,6 +12,6 @@ This file only re-exports the final loop's public names.
 """
 
 from iolab.scratchloop.future import Future
-from iolab.scratchloop.loop import EventLoop, gather, run, Semaphore, Switch, Task
+from iolab.scratchloop.loop import EventLoop, Semaphore, Switch, Task, gather, run
 
 __all__ = ["EventLoop", "Future", "Semaphore", "Switch", "Task", "gather", "run"]

@@ -18,7 +18,7 @@ import os
 import socket
 from collections.abc import Generator
 
-from iolab.scratchloop.callbacks import CallbackLoop, READ_BYTES
+from iolab.scratchloop.callbacks import READ_BYTES, CallbackLoop
 from iolab.scratchloop.future import Future
 from iolab.scratchloop.task import ready
 

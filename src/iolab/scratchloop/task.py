@@ -17,7 +17,7 @@ import socket
 from collections.abc import Coroutine, Generator
 from typing import Any
 
-from iolab.scratchloop.callbacks import CallbackLoop, READ_BYTES
+from iolab.scratchloop.callbacks import READ_BYTES, CallbackLoop
 from iolab.scratchloop.future import Future
 
 

@@ -24,9 +24,9 @@ import importlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from iolab.web import julia
 from iolab.kit import procs
 from iolab.kit.sockets import BACKLOG, LISTENING_PATTERN
+from iolab.web import julia
 
 # How long a server may take to print its "listening on" line: importing the CLI (pandas) and
 # calibrating the Julia set take a few seconds on a busy two-core machine.

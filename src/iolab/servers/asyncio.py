@@ -24,11 +24,12 @@ import sys
 import typing
 from collections.abc import Callable
 
-from iolab.web.app import App, Compute, Outcome, Wait
-from iolab.web.http import Connection, HttpError, Request, Response
-from iolab.servers import Options, workers
 from iolab.kit import sockets
 from iolab.kit.loops import LOOPS
+from iolab.servers import Options, workers
+from iolab.web.app import App, Compute, Outcome, Wait
+from iolab.web.http import Connection, HttpError, Request, Response
+
 
 async def carry_out(outcome: Outcome, pool: concurrent.futures.Executor | None) -> Response:
     """The response, after waiting or computing as the effect asks; only ``await`` lets others run."""

@@ -11,10 +11,10 @@ import socket
 import time
 from collections.abc import Callable
 
+from iolab.kit import sockets
+from iolab.servers import Options
 from iolab.web.app import App, Compute, Outcome, Wait
 from iolab.web.http import Connection, HttpError, Response
-from iolab.servers import Options
-from iolab.kit import sockets
 
 
 def carry_out(outcome: Outcome) -> Response:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import socket
 
-from iolab.web.app import App
-from iolab.servers import blocking, Options
 from iolab.kit import sockets
+from iolab.servers import Options, blocking
+from iolab.web.app import App
 
 
 def serve_listener(listener: socket.socket, app: App) -> None:

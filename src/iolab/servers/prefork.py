@@ -12,9 +12,9 @@ import os
 import socket
 from collections.abc import Callable
 
-from iolab.web.app import App
-from iolab.servers import iterative, Options, workers
 from iolab.kit import sockets
+from iolab.servers import Options, iterative, workers
+from iolab.web.app import App
 
 
 def serve(options: Options) -> int:

@@ -11,11 +11,12 @@ import functools
 import socket
 from collections.abc import Callable
 
-from iolab.web.app import App, Compute, Outcome, Wait
-from iolab.web.http import Connection, HttpError, Response
+from iolab.kit import sockets
 from iolab.scratchloop.loop import EventLoop
 from iolab.servers import Options
-from iolab.kit import sockets
+from iolab.web.app import App, Compute, Outcome, Wait
+from iolab.web.http import Connection, HttpError, Response
+
 
 async def carry_out(loop: EventLoop, outcome: Outcome) -> Response:
     """The response, after waiting or computing as the effect asks; only ``await`` lets others run."""

@@ -13,10 +13,11 @@ from collections.abc import Callable
 
 import trio
 
+from iolab.kit import sockets
+from iolab.servers import Options
 from iolab.web.app import App, Compute, Outcome, Wait
 from iolab.web.http import Connection, HttpError, Response
-from iolab.servers import Options
-from iolab.kit import sockets
+
 
 async def carry_out(outcome: Outcome) -> Response:
     """The response, after waiting or computing as the effect asks; only ``await`` lets others run."""

@@ -17,8 +17,7 @@ import socket
 import time
 from collections.abc import Callable, Sequence
 
-from iolab.kit import procs
-from iolab.kit import sockets
+from iolab.kit import procs, sockets
 
 # How long workers get to leave after SIGTERM before SIGKILL: they hold no state worth saving.
 GRACE_SECONDS = 2.0

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from iolab.topics.blocking_io import nonblocking
 from iolab.kit import procfs
 from iolab.kit.procs import open_fork
+from iolab.topics.blocking_io import nonblocking
 
 
 def unread(fd: int) -> int:

@@ -3,8 +3,8 @@ import time
 
 import pytest
 
-from iolab.topics.blocking_io import watch
 from iolab.kit.procs import open_fork
+from iolab.topics.blocking_io import watch
 
 
 def test_spin_is_bounded_in_time_and_counts_iterations():

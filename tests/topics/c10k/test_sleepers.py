@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from iolab.topics.c10k import blocked_reads, machine_limits, run, RUNTIMES, shootout, threads
 from iolab.kit.machine import DescriptorLimit
+from iolab.topics.c10k import RUNTIMES, blocked_reads, machine_limits, run, shootout, threads
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")

@@ -14,7 +14,7 @@ from iolab.kit import procs
 from iolab.topics.databases import queries, runner
 from iolab.topics.databases.postgres import DATABASE_URL_ENV, open_postgres
 from iolab.topics.databases.service import open_service
-from iolab.topics.databases.variants import service_name, SERVICES, VARIANTS
+from iolab.topics.databases.variants import SERVICES, VARIANTS, service_name
 
 
 @pytest.fixture(scope="module")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import glob
+import os
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -17,7 +17,7 @@ import pytest
 from iolab.kit import procs
 from iolab.kit.guard import running_descendants
 from iolab.topics.databases import experiments
-from iolab.topics.databases.postgres import DATABASE_URL_ENV, open_postgres, STARTED_WHEN_READY, title
+from iolab.topics.databases.postgres import DATABASE_URL_ENV, STARTED_WHEN_READY, open_postgres, title
 
 
 def _gone(pid: int, timeout: float = 20.0) -> bool:

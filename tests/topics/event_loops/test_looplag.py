@@ -7,9 +7,9 @@ import asyncio
 import pytest
 import trio
 
-from iolab.web import julia
-from iolab.topics.event_loops import looplag
 from iolab.kit import runners
+from iolab.topics.event_loops import looplag
+from iolab.web import julia
 
 BLOCK_MS = 60
 

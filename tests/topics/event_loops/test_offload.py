@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from iolab.topics.event_loops import offload
 from iolab.kit import procs
+from iolab.topics.event_loops import offload
 
 # CPU seconds and loop lag of 40 ms jobs: beside another test worker the figures are the machine's, not the strategy's.
 pytestmark = pytest.mark.solo

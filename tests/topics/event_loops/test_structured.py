@@ -12,7 +12,7 @@ import time
 import pytest
 import trio
 
-from iolab.topics.event_loops.structured import diff, Job, Log, UpstreamError
+from iolab.topics.event_loops.structured import Job, Log, UpstreamError, diff
 from iolab.topics.event_loops.structured import asyncio as asyncio_version
 from iolab.topics.event_loops.structured import trio as trio_version
 

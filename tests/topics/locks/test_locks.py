@@ -8,9 +8,9 @@ import time
 import pandas as pd
 import pytest
 
+from iolab.commands import main
 from iolab.kit import cache, machine
 from iolab.topics.locks import counters, golocks, harness, process_counter, races, slowstream
-from iolab.commands import main
 
 
 def _median(runs: pd.DataFrame, strategy: str) -> float:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from iolab.topics.prefork import balance
-from iolab.load.comparisons import Variant
 from iolab.load import Histogram
+from iolab.load.comparisons import Variant
+from iolab.topics.prefork import balance
 
 SHARED = Variant("prefork", "prefork", 3)
 REUSEPORT = Variant("prefork --reuseport", "prefork", 3, ("--reuseport",))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.topics.prefork import mixed_load
 from iolab.load.comparisons import Variant
+from iolab.topics.prefork import mixed_load
 
 
 @pytest.mark.solo  # compares timings or rates: needs the cores to itself

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.topics.prefork import occupancy
 from iolab.load.comparisons import Variant
+from iolab.topics.prefork import occupancy
 
 HOLD_S = 0.4
 

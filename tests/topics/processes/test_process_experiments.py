@@ -4,9 +4,9 @@ import functools
 
 import pytest
 
+from iolab.kit import machine, together
 from iolab.topics.processes import copy_on_write, creation_costs
 from iolab.web import julia
-from iolab.kit import machine, together
 
 
 def test_copy_on_write_copies_only_written_pages():

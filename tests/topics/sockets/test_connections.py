@@ -1,7 +1,7 @@
 import pytest
 
-from iolab.topics.sockets import connections
 from iolab.servers import open_server
+from iolab.topics.sockets import connections
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 
 from iolab.kit import procfs
 from iolab.load import LoadSpec, run_load
-from iolab.topics.upstreams import memory, open_upstreams, run_service, run_upstreams, RunSpec
+from iolab.topics.upstreams import RunSpec, memory, open_upstreams, run_service, run_upstreams
 from iolab.topics.upstreams.experiments import law_rate, probe
 from iolab.topics.upstreams.run import open_parked_service
 from iolab.topics.upstreams.service import ServiceSpec

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iolab.topics.upstreams import format_spec, parse_spec, RunSpec, UpstreamsResult
+from iolab.topics.upstreams import RunSpec, UpstreamsResult, format_spec, parse_spec
 from iolab.topics.upstreams.experiments import law_rate
 from iolab.topics.upstreams.result import rate_window
 from iolab.topics.upstreams.spec import ANSWER, Endpoint, parse_duration

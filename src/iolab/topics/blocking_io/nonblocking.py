@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from iolab.topics.blocking_io import watch
 from iolab.kit.procs import open_fork
+from iolab.topics.blocking_io import watch
 
 # Pipes start with 16 pages of buffer (64 KiB on 4 KiB pages); F_SETPIPE_SZ can grow one up to
 # /proc/sys/fs/pipe-max-size (1 MiB by default).

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from iolab.kit.machine import DescriptorLimit
-from iolab.kit.procs import ManagedProcess, open_process, ProcessFailed, ProcessTimeout
+from iolab.kit.procs import ManagedProcess, ProcessFailed, ProcessTimeout, open_process
 from iolab.topics.c10k import launch, limits, protocol, sampler
 from iolab.topics.c10k.runtimes import RUNTIMES
 

@@ -20,11 +20,11 @@ import pandas as pd
 import psutil
 
 from iolab.kit import results
+from iolab.load import LoadSpec, run_load
+from iolab.load.client import request_bytes
 from iolab.topics.databases.postgres import Database
 from iolab.topics.databases.service import open_service
 from iolab.topics.databases.variants import POOL_SIZE, VARIANTS
-from iolab.load import LoadSpec, run_load
-from iolab.load.client import request_bytes
 
 CONCURRENCY = 5  # source 002: ab -c 5
 # A bound on every run even when a request count is given: a slow variant at 2,000 requests must

@@ -27,9 +27,9 @@ from typing import Any
 import pandas as pd
 import trio
 
-from iolab.web import julia
-from iolab.topics.event_loops import looplag
 from iolab.kit import procfs, runners
+from iolab.topics.event_loops import looplag
+from iolab.web import julia
 
 Job = Callable[[], bytes]
 

@@ -21,9 +21,9 @@ import contextlib
 import pandas as pd
 import psutil
 
-from iolab.topics.prefork import mixed_load, occupancy
 from iolab.kit import procfs
 from iolab.load import Histogram, LoadSpec, run_load
+from iolab.topics.prefork import mixed_load, occupancy
 
 
 def _one_per_connection(url: str, n: int, target: str) -> list[int]:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from iolab.kit import procfs
-from iolab.topics.prefork import occupancy
 from iolab.load import LoadResult, LoadSpec, run_load
+from iolab.topics.prefork import occupancy
 
 if TYPE_CHECKING:
     from iolab.load.comparisons import Startable

@@ -19,9 +19,8 @@ import asyncio
 import collections
 import time
 
-from iolab.load.client import Connection, request_bytes
-from iolab.load.client import connect_error_kind
-from iolab.topics.upstreams.service import InFlight, Ledger, OK, PARKED, Schedule, ServiceSpec
+from iolab.load.client import Connection, connect_error_kind, request_bytes
+from iolab.topics.upstreams.service import OK, PARKED, InFlight, Ledger, Schedule, ServiceSpec
 
 perf_counter = time.perf_counter
 

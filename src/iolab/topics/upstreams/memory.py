@@ -14,7 +14,6 @@ sync pool with N threads waiting on its queue, or the real event loop with nothi
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from iolab.kit import machine, procs
 from iolab.topics.upstreams.result import UpstreamsResult
-from iolab.topics.upstreams.server import open_upstreams, Upstreams
+from iolab.topics.upstreams.server import Upstreams, open_upstreams
 from iolab.topics.upstreams.service import LATE_S, PARKED, RESULT_PREFIX, ServiceSpec
 from iolab.topics.upstreams.spec import parse_spec
 

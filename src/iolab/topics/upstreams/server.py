@@ -22,11 +22,10 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from iolab.kit import procs
-from iolab.web.http import Connection, HttpError, Request, Response
+from iolab.kit import procs, sockets
 from iolab.kit.machine import raise_open_files_limit
-from iolab.kit import sockets
 from iolab.topics.upstreams.spec import ANSWER, Endpoint, format_spec, parse_spec
+from iolab.web.http import Connection, HttpError, Request, Response
 
 READY = "upstreams listening on 127.0.0.1 ports {ports}"
 READY_PATTERN = r"upstreams listening on 127\.0\.0\.1 ports ([\d,]+)"

@@ -18,9 +18,8 @@ import socket
 import threading
 import time
 
-from iolab.load.client import Connection, request_bytes
-from iolab.load.client import connect_error_kind
-from iolab.topics.upstreams.service import classify, Ledger, NAN, OK, PARKED, Schedule, ServiceSpec
+from iolab.load.client import Connection, connect_error_kind, request_bytes
+from iolab.topics.upstreams.service import NAN, OK, PARKED, Ledger, Schedule, ServiceSpec, classify
 
 RECV_BYTES = 64 * 1024
 perf_counter = time.perf_counter

@@ -16,10 +16,9 @@ import time
 
 import trio
 
-from iolab.load.client import Connection, request_bytes
-from iolab.load.client import connect_error_kind
-from iolab.topics.upstreams.service import InFlight, Ledger, OK, PARKED, Schedule, ServiceSpec
-from iolab.topics.upstreams.sync import Answer, RECV_BYTES
+from iolab.load.client import Connection, connect_error_kind, request_bytes
+from iolab.topics.upstreams.service import OK, PARKED, InFlight, Ledger, Schedule, ServiceSpec
+from iolab.topics.upstreams.sync import RECV_BYTES, Answer
 
 perf_counter = time.perf_counter
 

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from iolab.kit import procfs, procs
-from iolab.servers import START_SECONDS
 from iolab.kit.sockets import BACKLOG, LISTENING_PATTERN
+from iolab.servers import START_SECONDS
 from iolab.topics.wordfreq.counting import TopWords
 from iolab.topics.wordfreq.limits import descriptor_limit
 

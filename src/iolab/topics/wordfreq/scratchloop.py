@@ -10,8 +10,8 @@ import socket
 import time
 
 from iolab import scratchloop
-from iolab.scratchloop.loop import EventLoop, Semaphore, Switch
 from iolab.kit.sockets import HOST, RECV_BYTES
+from iolab.scratchloop.loop import EventLoop, Semaphore, Switch
 from iolab.topics.wordfreq.counting import CONNECTING, HELLO, TopWords, WordStream
 
 
