@@ -13,8 +13,9 @@ from iolab.sleepers import launch, limits
 MACHINE = limits.MachineLimits(
     max_map_count=65_530, threads_max=192_730, pid_max=32_768, nproc=1_000, nproc_applies=True,
     address_space_mb=None, open_files=20_000, mem_available_mb=20_000, memory_limit_mb=None,
-    tasks_now=200, kernel_stack_kb=16,
+    cgroup_pids=None, tasks_now=200, kernel_stack_kb=16,
 )
+PIDS = limits.CgroupPids(max=4_096, current=100, path="/sys/fs/cgroup/box/pids.max")
 
 
 def reading(**changes):
@@ -28,6 +29,7 @@ def test_machine_limits_are_read_from_proc():
     assert read.pid_max == int(Path("/proc/sys/kernel/pid_max").read_text())
     assert read.threads_max == int(Path("/proc/sys/kernel/threads-max").read_text())
     assert read.tasks_now > 1
+    assert read.cgroup_pids == limits.cgroup_pids()  # None on a machine whose groups set no pids.max
     assert 4 <= read.kernel_stack_kb <= 64  # one kernel stack: 16 KiB on x86-64
 
 
@@ -46,6 +48,62 @@ def test_ulimit_u_is_named_only_where_it_applies():
     tasks = reading(system_tasks=1_000)
     assert limits.name_limit(tasks, MACHINE).startswith("ulimit -u")
     assert limits.name_limit(tasks, dataclasses.replace(MACHINE, nproc_applies=False)) is None  # root is exempt
+
+
+def test_a_full_cgroup_is_named_pids_max_with_its_file():
+    full = reading(threads=3_990, cgroup_tasks=4_096)
+    named = limits.name_limit(full, dataclasses.replace(MACHINE, nproc=None, cgroup_pids=PIDS))
+    assert named.startswith("cgroup pids.max: 4,096 of 4,096") and PIDS.path in named
+    assert limits.name_limit(full, dataclasses.replace(MACHINE, nproc=None)) is None  # no group limit: not this one
+
+
+def test_the_cgroup_task_limit_counts_the_room_left_in_threads():
+    costs = limits.ThreadCosts(maps=3.0, rss_kb=15.0, base_maps=200)
+    predicted = limits.predict_thread_limits(dataclasses.replace(MACHINE, nproc_applies=False, cgroup_pids=PIDS), costs)
+    assert predicted[0] == ("cgroup pids.max", 4_096 - 100, PIDS.path)
+
+
+def cgroup_tree(tmp_path, lines, files):
+    """A fake /proc/self/cgroup and /sys/fs/cgroup: ``files`` maps paths under the root to their text."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "self-cgroup").write_text("\n".join(lines) + "\n")
+    for name, text in files.items():
+        (tmp_path / "root" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "root" / name).write_text(text + "\n")
+    return {"proc_cgroup": tmp_path / "self-cgroup", "root": tmp_path / "root"}
+
+
+def test_pids_max_is_read_from_this_process_cgroup_v2_and_the_ancestor_with_least_room_binds(tmp_path):
+    where = cgroup_tree(tmp_path, ["0::/box/job"], {
+        "box/pids.max": "500", "box/pids.current": "450",           # the parent: 50 left
+        "box/job/pids.max": "1000", "box/job/pids.current": "20",   # the process's own group: 980 left
+        "other/pids.max": "10", "other/pids.current": "0",          # not this process's group
+    })
+    pids = limits.cgroup_pids(**where)
+    assert (pids.max, pids.current) == (500, 450)
+    assert pids.path == str(tmp_path / "root" / "box" / "pids.max")
+
+
+def test_pids_max_reads_max_as_no_limit_and_a_root_group_has_none(tmp_path):
+    assert limits.cgroup_pids(**cgroup_tree(tmp_path / "a", ["0::/box"], {"box/pids.max": "max", "box/pids.current": "7"})) is None
+    assert limits.cgroup_pids(**cgroup_tree(tmp_path / "b", ["0::/"], {"cgroup.procs": ""})) is None
+
+
+def test_pids_max_is_found_in_the_v1_pids_hierarchy_beside_v2(tmp_path):
+    where = cgroup_tree(tmp_path, ["4:memory:/m", "8:pids:/box", "0::/"], {
+        "pids/box/pids.max": "4096", "pids/box/pids.current": "12", "unified/cgroup.procs": "",
+    })
+    assert limits.cgroup_pids(**where) == limits.CgroupPids(4096, 12, str(tmp_path / "root" / "pids" / "box" / "pids.max"))
+
+
+def test_the_memory_limit_is_the_lowest_of_the_group_and_its_ancestors(tmp_path):
+    v1 = cgroup_tree(tmp_path / "v1", ["4:memory:/box/job"], {
+        "memory/memory.limit_in_bytes": str(2**63 - 4096),  # v1's "no limit"
+        "memory/box/memory.limit_in_bytes": str(512 * 2**20), "memory/box/job/memory.limit_in_bytes": str(2**30),
+    })
+    assert limits.cgroup_memory_limit_mb(**v1) == 512
+    v2 = cgroup_tree(tmp_path / "v2", ["0::/box"], {"box/memory.max": "max"})
+    assert limits.cgroup_memory_limit_mb(**v2) is None
 
 
 def test_go_and_descriptor_limits_are_read_from_the_output():

@@ -1,7 +1,8 @@
 """The machine's limits on threads and memory, read from the machine, and which one a run hit.
 
 An OS thread needs, besides its stack, a process id (``kernel.pid_max``, machine-wide), a task slot
-(``kernel.threads-max``), a place in its user's quota (``ulimit -u``, which root is exempt from), and
+(``kernel.threads-max``), a place in its user's quota (``ulimit -u``, which root is exempt from), a
+place under its control group's task limit (``pids.max``, set by container runtimes and systemd), and
 memory mappings in its process (``vm.max_map_count``: a stack and its guard page are two). Whichever
 runs out first stops ``pthread_create`` with the same EAGAIN, so the error message never says which:
 :func:`name_limit` compares the failing program's readings with each limit and names the one it met.
@@ -47,25 +48,86 @@ def readings(pid: int) -> dict[str, int | None]:
         maps = map_count(pid)
     except MemoryError:  # out of address space, the process cannot even read its own map
         maps = None
+    try:
+        pids = cgroup_pids()
+    except (OSError, ValueError):  # an unreadable group file must not cost the report
+        pids = None
     return {
         "threads": status.threads,
         "maps": maps,
         "vm_size_kb": status.vm_size_kb,
         "vm_rss_kb": status.vm_rss_kb,
         "system_tasks": tasks_on_machine(),
+        "cgroup_tasks": None if pids is None else pids.current,
     }
 
 
-def _cgroup_memory_limit_mb() -> float | None:
-    """This process's cgroup memory limit (v2 or v1) in MiB; None if there is none."""
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            text = Path(path).read_text().strip()
-        except OSError:
-            continue
-        if text != "max" and int(text) < 2**60:  # v1 says "no limit" with a huge number
-            return int(text) / 2**20
-    return None
+# Where the kernel mounts control groups; /proc/self/cgroup says which group this process is in.
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROC_CGROUP = Path("/proc/self/cgroup")
+# cgroup v1 writes "no memory limit" as a huge number rather than v2's "max".
+NO_LIMIT = 2**60
+
+
+def cgroup_files(controller: str, v2_name: str, v1_name: str, *, proc_cgroup: Path = PROC_CGROUP,
+                 root: Path = CGROUP_ROOT) -> list[Path]:
+    """The controller's file in this process's cgroup and in each ancestor, innermost first.
+
+    A limit set on an ancestor binds the groups below it, so every level counts. ``/proc/self/cgroup``
+    has one ``ID:CONTROLLERS:PATH`` line per hierarchy: v1 mounts a controller's hierarchy at
+    ``ROOT/CONTROLLERS`` and names the file ``v1_name``; v2 has one hierarchy, ``0::PATH``, at ``ROOT``
+    (or ``ROOT/unified`` beside v1 ones), with ``v2_name``. A root group has no limit files.
+    """
+    found = []
+    for line in proc_cgroup.read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if controllers:
+            if controller not in controllers.split(","):
+                continue
+            mounts, name = [root / controllers, root / controller], v1_name
+        else:
+            mounts, name = [root, root / "unified"], v2_name
+        for mount in dict.fromkeys(mounts):
+            folder = mount / path.strip("/")
+            while folder.is_relative_to(mount):
+                if (folder / name).is_file():
+                    found.append(folder / name)
+                if folder == mount:
+                    break
+                folder = folder.parent
+    return found
+
+
+def _limit(path: Path) -> int | None:
+    """A cgroup limit file's number; None for "max" or v1's huge "no limit"."""
+    text = path.read_text().strip()
+    return None if text == "max" or int(text) >= NO_LIMIT else int(text)
+
+
+@dataclass(frozen=True)
+class CgroupPids:
+    """The cgroup task limit with the least room left: ``pids.max`` and ``pids.current`` of one group."""
+
+    max: int  # tasks (threads of every process) the group may hold
+    current: int  # tasks in the group now
+    path: str  # the pids.max file that sets it
+
+
+def cgroup_pids(*, proc_cgroup: Path = PROC_CGROUP, root: Path = CGROUP_ROOT) -> CgroupPids | None:
+    """This process's tightest cgroup task limit (``pids.max``); None where no group sets one."""
+    limited = []
+    for path in cgroup_files("pids", "pids.max", "pids.max", proc_cgroup=proc_cgroup, root=root):
+        if (most := _limit(path)) is not None:
+            current = int((path.parent / "pids.current").read_text())
+            limited.append(CgroupPids(most, current, str(path)))
+    return min(limited, key=lambda p: p.max - p.current, default=None)
+
+
+def cgroup_memory_limit_mb(*, proc_cgroup: Path = PROC_CGROUP, root: Path = CGROUP_ROOT) -> float | None:
+    """This process's cgroup memory limit (v2 or v1, its group's or an ancestor's) in MiB; None if there is none."""
+    files = cgroup_files("memory", "memory.max", "memory.limit_in_bytes", proc_cgroup=proc_cgroup, root=root)
+    limits = [_limit(path) for path in files]
+    return min((n / 2**20 for n in limits if n is not None), default=None)
 
 
 def _rlimit(kind: int) -> int | None:
@@ -86,6 +148,7 @@ class MachineLimits:
     open_files: int  # ulimit -n, soft
     mem_available_mb: float  # MemAvailable of /proc/meminfo
     memory_limit_mb: float | None  # this cgroup's memory limit, if any
+    cgroup_pids: CgroupPids | None  # this cgroup's task limit (pids.max), if any
     tasks_now: int  # threads on the whole machine at the time of reading
     kernel_stack_kb: float  # kernel stack per task: KernelStack / tasks on the machine
 
@@ -107,7 +170,8 @@ def machine_limits() -> MachineLimits:
         address_space_mb=None if (a := _rlimit(resource.RLIMIT_AS)) is None else a / 2**20,
         open_files=resource.getrlimit(resource.RLIMIT_NOFILE)[0],
         mem_available_mb=procfs.meminfo_kb("MemAvailable") / 1024,
-        memory_limit_mb=_cgroup_memory_limit_mb(),
+        memory_limit_mb=cgroup_memory_limit_mb(),
+        cgroup_pids=cgroup_pids(),
         tasks_now=tasks,
         kernel_stack_kb=procfs.meminfo_kb("KernelStack") / max(1, tasks),
     )
@@ -146,6 +210,8 @@ def predict_thread_limits(limits: MachineLimits, costs: ThreadCosts) -> list[tup
     ]
     if limits.nproc is not None and limits.nproc_applies:
         candidates.append(("ulimit -u", limits.nproc - limits.tasks_now, "ulimit -u"))
+    if (pids := limits.cgroup_pids) is not None:
+        candidates.append(("cgroup pids.max", pids.max - pids.current, pids.path))
     return sorted(((name, int(n), where) for name, n, where in candidates), key=lambda c: c[1])
 
 
@@ -190,6 +256,11 @@ def name_limit(
         )
     if _near(reading["system_tasks"], limits.threads_max):
         return f"kernel.threads-max: {reading['system_tasks']:,} of {limits.threads_max:,} tasks on the machine{where}"
+    if (pids := limits.cgroup_pids) is not None and _near(reading.get("cgroup_tasks") or 0, pids.max):
+        return (
+            f"cgroup pids.max: {reading['cgroup_tasks']:,} of {pids.max:,} tasks in this control group{where}; "
+            f"raise it in {pids.path} (or the container's --pids-limit)"
+        )
     if limits.nproc is not None and limits.nproc_applies and _near(reading["system_tasks"], limits.nproc):
         return f"ulimit -u: {limits.nproc:,} tasks for this user{where}; raise it with `ulimit -u`"
     if limits.address_space_mb is not None and _near(reading["vm_size_kb"] / 1024, limits.address_space_mb):
