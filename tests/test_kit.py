@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 import iolab
-from iolab import machine, results
+from iolab import machine, plots, results
 from iolab.cli import main
 
 
@@ -71,3 +71,27 @@ def test_sysctl_reads_the_numbers_of_a_kernel_setting() -> None:
     low, high = machine.sysctl("net.ipv4.ip_local_port_range")
     assert 0 < low < high <= 65535
     assert machine.sysctl("kernel.pid_max")[0] > 300
+
+
+@pytest.mark.parametrize("value", [None, float("nan")])
+def test_a_figure_an_optional_tool_did_not_measure_is_glued_as_words_not_nan(monkeypatch, value):
+    glued = {}
+    monkeypatch.setattr(plots, "glue", lambda name, text: glued.update({name: text}))
+    plots.glue_optional("08-go-atomic-ns-1", value, "{:.1f} ns", "Go")
+    assert glued == {"08-go-atomic-ns-1": "not measured here (install Go)"}
+
+
+def test_a_measured_figure_is_glued_formatted_with_its_unit(monkeypatch):
+    glued = {}
+    monkeypatch.setattr(plots, "glue", lambda name, text: glued.update({name: text}))
+    plots.glue_optional("11-kit-vs-wrk", 1.2345, "{:.2f} times", "wrk")
+    plots.glue_optional("10-go-threads", 12, "{:,d} OS threads", "Go")
+    assert glued == {"11-kit-vs-wrk": "1.23 times", "10-go-threads": "12 OS threads"}
+
+
+def test_several_figures_of_one_run_are_glued_together_or_not_at_all(monkeypatch):
+    glued = {}
+    monkeypatch.setattr(plots, "glue", lambda name, text: glued.update({name: text}))
+    plots.glue_optional("run", {"wall": 11.94, "threads": 6}, "{wall:.1f} s, {threads:d} OS threads", "Go")
+    plots.glue_optional("half", {"wall": 11.94, "threads": float("nan")}, "{wall:.1f} s, {threads} OS threads", "Go")
+    assert glued == {"run": "11.9 s, 6 OS threads", "half": "not measured here (install Go)"}

@@ -6,6 +6,7 @@ measured figure says where it was measured.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -111,3 +112,31 @@ def glue(name: str, value: Any) -> None:
     myst_glue(name, value, display=is_figure)
     if is_figure:
         plt.close(value)
+
+
+def not_measured(tool: str) -> str:
+    """The words the prose shows instead of a figure that needs ``tool``, where it is not installed."""
+    return f"not measured here (install {tool})"
+
+
+def optional_text(value: Any, template: str, tool: str) -> str:
+    """``template`` filled with ``value``, or :func:`not_measured` if there is no value.
+
+    For figures only an optional tool (Go, Node.js, wrk, ab, nginx) can measure. The template carries
+    the unit ("{:.1f} ns"), which must go when the number does. ``value`` may be a dict of several
+    figures of one run, named in the template ("{wall:.1f} s, {threads:.0f} OS threads"): then any
+    one missing counts as no value.
+    """
+    values = list(value.values()) if isinstance(value, dict) else [value]
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
+        return not_measured(tool)
+    return template.format(**value) if isinstance(value, dict) else template.format(value)
+
+
+def glue_optional(name: str, value: Any, template: str, tool: str) -> None:
+    """Glue :func:`optional_text` under ``name``.
+
+    The prose pastes it as it is (``{glue:text}`...::name:s```), so a missing tool reads as a
+    sentence, never as "nan".
+    """
+    glue(name, optional_text(value, template, tool))
