@@ -69,6 +69,13 @@ def test_node_pending_reads_stay_on_a_fixed_pool_of_threads():
     assert df.os_threads.max() == df.os_threads.min() < FEW_THREADS
 
 
+@needs_node
+def test_node_reads_of_a_fed_pipe_all_return_on_a_fixed_pool_of_threads():
+    fed = run("node", 5_000, 0, mode="fed")
+    assert (fed.status, fed.started, fed.completed) == ("completed", 5_000, 5_000)
+    assert fed.max_os_threads < FEW_THREADS
+
+
 def test_threads_under_an_address_space_cap_fail_and_the_runner_names_ulimit_v():
     result = run("threads", 20_000, 60, mode="pipe", address_space_mb=300)
     assert result.status == "failed"

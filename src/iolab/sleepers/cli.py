@@ -31,8 +31,9 @@ def add_sleepers(sub: Subparsers) -> None:
     p.add_argument("--runtime", required=True, choices=["threads", "asyncio", "trio", "go", "node", "ruby"])
     p.add_argument("--count", type=non_negative_int, default=10_000, help="sleepers (default 10,000)")
     p.add_argument("--seconds", type=_seconds, default=10.0, help="how long each sleeps (default 10)")
-    p.add_argument("--mode", choices=["sleep", "pipe", "socket"], default="sleep",
-                   help="sleep (default), or block each in a read of a pipe / a socket that never gets data")
+    p.add_argument("--mode", choices=["sleep", "pipe", "socket", "fed"], default="sleep",
+                   help="sleep (default), or block each in a read of a pipe / a socket that never gets data, "
+                        "or (node) read a pipe kept full, as source 003's `yes | node` did")
     p.add_argument("--no-gc", action="store_true",
                    help="threads, asyncio, trio: switch CPython's cyclic garbage collector off (gc.disable())")
     p.add_argument("--timeout", type=float, help="stop the program after this many seconds (default: generous)")

@@ -2,7 +2,8 @@
 
 Each speaks ``protocol``'s lines and takes ``MODE COUNT SECONDS [FIFO]`` like the Python programs.
 They are source 003's programs with two changes: they count finished sleepers instead of printing a
-line each, and the blocked readers get a FIFO that nobody writes to instead of the terminal's stdin.
+line each, and the readers get a FIFO instead of stdin: one nobody writes to (``pipe``, blocked for
+good), or, for Node's ``fed`` mode, one the runner keeps full as source 003's ``yes |`` did.
 
 The Go program's ``pipe`` mode calls ``read(2)`` directly (``syscall.Read``), as every Go read of a
 file did when source 003 was written. Go's ``os.File`` now puts the pipes it opens into its netpoller
@@ -92,7 +93,8 @@ func main() {
 }
 """
 
-NODE_SOURCE = r"""// Sleepers as Node.js callbacks: timers, or reads of a pipe through libuv's thread pool.
+NODE_SOURCE = r"""// Sleepers as Node.js callbacks: timers, or reads of a pipe through libuv's thread pool (a pipe
+// nobody writes to, or one fed without end).
 const fs = require("fs");
 const [mode, countText, secondsText, fifo] = process.argv.slice(2);
 const count = Number(countText);
@@ -119,8 +121,24 @@ if (mode === "sleep") {
     console.log("DONE 0");
     process.kill(process.pid, "SIGKILL");
   }, ms);
+} else if (mode === "fed") {
+  // Source 003's program with /bin/yes piped in: every read is answered, and the program ends when
+  // the last callback has run.
+  const fd = fs.openSync(fifo, "r");
+  let completed = 0;
+  for (let i = 0; i < count; i++) {
+    fs.read(fd, Buffer.alloc(1024), 0, 1024, null, () => {
+      completed += 1;
+      if (completed === count) {
+        console.log(`DONE ${completed}`);
+        process.exit(0);
+      }
+    });
+  }
+  console.log(`READY ${count}`);
+  if (count === 0) console.log("DONE 0");
 } else {
-  console.error(`mode ${mode}: this program knows sleep and pipe`);
+  console.error(`mode ${mode}: this program knows sleep, pipe and fed`);
   process.exit(2);
 }
 """

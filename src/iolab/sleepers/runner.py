@@ -12,9 +12,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import select
 import signal
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +30,10 @@ if TYPE_CHECKING:
 
 # How often the runner checks on its program: the resolution of the measured wall time.
 POLL_S = 0.02
+# Modes whose readers never finish: the runner holds them until their thread count settles, then stops them.
+BLOCKED_MODES = ("pipe", "socket")
+# What the "fed" mode's writer puts in the pipe, as `yes` does: lines of "y", a pipe's worth at a time.
+FEED = b"y\n" * 32768
 # A program may use this share of the memory available when it starts, then it is stopped: the
 # notebook, and the other programs on the machine, keep the rest.
 MEMORY_SHARE = 0.5
@@ -94,6 +101,33 @@ def _check_descriptors(runtime: str, mode: str, count: int, machine: limits.Mach
             f"{machine.open_files:,} (ulimit -n). Raise it with `ulimit -n {need}` or use at most "
             f"{(machine.open_files - SPARE_FDS) // per:,} readers."
         )
+
+
+@contextlib.contextmanager
+def _feeding(fifo: str) -> Iterator[None]:
+    """A writer that keeps ``fifo`` full until the block ends, as ``yes |`` in front of a program would.
+
+    The FIFO is opened read-write and non-blocking, so that neither the open nor a write can hang
+    whether or not the program ever opens its end.
+    """
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    stop = threading.Event()
+
+    def feed() -> None:
+        while not stop.is_set():
+            try:
+                os.write(fd, FEED)
+            except BlockingIOError:  # full: wait until the reader has made room
+                select.select([], [fd], [], POLL_S)
+
+    writer = threading.Thread(target=feed, name="iolab-fifo-feeder", daemon=True)
+    writer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        writer.join()
+        os.close(fd)
 
 
 def _describe_exit(code: int) -> str:
@@ -210,7 +244,7 @@ def _judge(report: protocol.Report, exit_code: int | None, stopped_for: str | No
         reading = report.failed if "threads" in report.failed else peaks
         named = limits.name_limit(reading, machine, output=output, started=report.started)
         return "failed", named or f"{report.failed.get('error')} (no limit of this machine matched its readings)"
-    if mode != "sleep" and report.started is not None and (exit_code is None or report.completed is not None):
+    if mode in BLOCKED_MODES and report.started is not None and (exit_code is None or report.completed is not None):
         return "held", None  # blocked readers: stopped by the runner, or left when their time was up
     if exit_code != 0 or report.completed is None:
         named = limits.name_limit(peaks, machine, output=output, started=report.started)
@@ -236,9 +270,11 @@ def run(
     """Run ``count`` sleepers of ``runtime`` in a child process and watch it; never raises for the child's sake.
 
     ``mode`` "sleep": each sleeps ``seconds``; "pipe"/"socket": each blocks in a read, and the program is
-    stopped once its thread count has been steady for ``settle_s``. ``address_space_mb`` caps the
-    child's ``ulimit -v`` (to meet a limit on purpose); ``memory_ceiling_mb`` defaults to half the
-    memory available. ``env`` adds environment variables (``GOMAXPROCS``, ``UV_THREADPOOL_SIZE``...).
+    stopped once its thread count has been steady for ``settle_s``; "fed": each reads a pipe that a
+    writer here keeps full (source 003's ``yes |``), and the program ends when every read has returned.
+    ``address_space_mb`` caps the child's ``ulimit -v`` (to meet a limit on purpose);
+    ``memory_ceiling_mb`` defaults to half the memory available. ``env`` adds environment variables
+    (``GOMAXPROCS``, ``UV_THREADPOOL_SIZE``...).
     ``gc=False`` runs a Python program with its cyclic garbage collector switched off.
     """
     if runtime not in RUNTIMES:
@@ -254,16 +290,18 @@ def run(
     _check_descriptors(runtime, mode, count, machine)
     ceiling_mb = memory_ceiling_mb or machine.memory_mb * MEMORY_SHARE
     with tempfile.TemporaryDirectory(prefix="iolab-sleepers-") as tmp:
-        fifo = os.path.join(tmp, "never-written")
+        fifo = os.path.join(tmp, "fed" if mode == "fed" else "never-written")
         os.mkfifo(fifo)
         argv = launch.launcher_argv(address_space_mb) + RUNTIMES[runtime].argv(mode, count, seconds, fifo, gc)
-        with open_process(argv, env=dict(RUNTIMES[runtime].env) | (env or {})) as proc, sampler.watch(proc.pid, interval_s) as watch:
+        with (_feeding(fifo) if mode == "fed" else contextlib.nullcontext(),
+              open_process(argv, env=dict(RUNTIMES[runtime].env) | (env or {})) as proc,
+              sampler.watch(proc.pid, interval_s) as watch):
             deadline = watch.start + (timeout_s or default_timeout(mode, count, seconds))
             out = _Output(proc, watch.start)
-            if mode == "sleep":
-                stopped_for = _wait_for_end(out, watch, deadline, ceiling_mb)
-            else:
+            if mode in BLOCKED_MODES:
                 stopped_for = _hold_until_settled(out, watch, deadline, settle_s)
+            else:
+                stopped_for = _wait_for_end(out, watch, deadline, ceiling_mb)
             wall_s = time.perf_counter() - watch.start
             exit_code = proc.poll()
     lines = out.said + [line for line in proc.lines if line not in out.said]
@@ -272,7 +310,7 @@ def run(
     return Run(
         runtime, mode, count, seconds, status,
         started=report.started,
-        completed=report.completed if mode == "sleep" else None,
+        completed=None if mode in BLOCKED_MODES else report.completed,
         wall_s=wall_s,
         ready_s=out.marks.get("READY"),
         peak_rss_mb=watch.peak("rss_mb"),

@@ -82,7 +82,7 @@ RUNTIMES: dict[str, Runtime] = {
                 programs.go_argv, tool="go", fds_per_reader=(("pipe", 0), ("socket", 2)),
                 # A fatal error says what it is in two lines, without a stack for every goroutine.
                 env=(("GOTRACEBACK", "none"),)),
-        Runtime("node", "in libuv's loop (timers) or its thread pool (file reads)", ("sleep", "pipe"),
+        Runtime("node", "in libuv's loop (timers) or its thread pool (file reads)", ("sleep", "pipe", "fed"),
                 programs.node_argv, tool="node", fds_per_reader=(("pipe", 0),)),
         Runtime("ruby", "in the kernel: one OS thread each", ("sleep",), programs.ruby_argv, tool="ruby"),
     )
