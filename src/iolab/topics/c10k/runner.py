@@ -270,7 +270,8 @@ def run(
     stopped once its thread count has been steady for ``settle_s``; "fed": each reads a pipe that a
     writer here keeps full (source 003's ``yes |``), and the program ends when every read has returned.
     ``address_space_mb`` caps the child's ``ulimit -v`` (to meet a limit on purpose);
-    ``memory_ceiling_mb`` defaults to half the memory available. ``env`` adds environment variables (``GOMAXPROCS``, ``UV_THREADPOOL_SIZE``...).
+    ``memory_ceiling_mb`` defaults to half the memory available. ``env`` adds environment variables
+    (``GOMAXPROCS``, ``UV_THREADPOOL_SIZE``...).
     ``gc=False`` runs a Python program with its cyclic garbage collector switched off.
     """
     if runtime not in RUNTIMES:
