@@ -40,12 +40,13 @@ def test_published_figures_are_read_by_source():
     assert results.published("002").query("experiment == 'db-variants'").value.tolist()[0] == 52.47
 
 
-def test_the_public_face_exports_exactly_what_it_documents():
+def test_the_public_face_exports_exactly_what_it_documents(monkeypatch):
     public = {n for n, v in vars(iolab).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)}
     assert sorted(iolab.__all__) == sorted(public) == [
         "ProcessFailed", "ProcessTimeout", "Scale", "open_fork", "open_process", "scale"
     ]
-    assert iolab.scale().name == "quick"  # the tests run with IOLAB_SCALE=quick
+    monkeypatch.setenv("IOLAB_SCALE", "quick")
+    assert iolab.scale().name == "quick"
     with iolab.open_fork(lambda: 7) as child:
         assert child.wait() == 7
 
