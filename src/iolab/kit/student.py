@@ -1,0 +1,47 @@
+"""Per-student parameters: ``IOLAB_STUDENT=<id>`` gives every student their own numbers.
+
+In the style of OSTEP's homework simulators (``-s SEED``): an exercise whose answer one student
+could hand to another draws its parameters (a size, a count, a fraction) from a seed. The seed is
+derived from the student id *and* the exercise's label, so one id gets the same numbers on every
+run and on the grader's machine, while two ids differ in general, exercise by exercise.
+
+With no student set, ``pick`` returns the first choice: the book's canonical value, the one its
+prose and published solutions use. A student never draws it when there are others, so the book's
+folded solutions are never a student's answer to copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+ENV = "IOLAB_STUDENT"
+
+
+def student_id() -> str | None:
+    """The student id named by ``IOLAB_STUDENT``, or None when it is unset or blank (the book)."""
+    return os.environ.get(ENV, "").strip() or None
+
+
+def seed(label: str, student: str) -> int:
+    """A 64-bit seed for one student and one exercise (the same on every machine and Python)."""
+    # sha256, not hash(): str hashes are salted per process (PYTHONHASHSEED).
+    digest = hashlib.sha256(f"{student}\x00{label}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def pick(label: str, choices: Sequence[T], student: str | None = None) -> T:
+    """The student's choice for exercise ``label``; ``choices[0]`` (the book's) when no student is set.
+
+    ``student`` defaults to ``IOLAB_STUDENT``. A student draws among ``choices[1:]`` when there are any.
+    """
+    if not choices:
+        raise ValueError(f"exercise {label!r}: pick() needs at least one choice")
+    student = student if student is not None else student_id()
+    if not student or len(choices) == 1:
+        return choices[0]
+    others = choices[1:]
+    return others[seed(label, student) % len(others)]
