@@ -10,7 +10,7 @@ BUILD  := _build
 # turns the run red, so neither target can leave a server or kernel behind.
 GUARD  := $(BIN)/python -m iolab guard --
 
-.PHONY: env book test unit notebooks lab clean lock reference
+.PHONY: env book test unit notebooks lab clean lock reference homework grade
 
 env: $(STAMP)
 
@@ -50,8 +50,24 @@ notebooks: env
 	$(NBVAL) $(SOLO_NOTEBOOKS)
 	$(if $(SHARED_NOTEBOOKS),$(NBVAL) -n 2 --dist loadfile $(SHARED_NOTEBOOKS))
 
+# LAB=folder opens another folder of notebooks, such as a student edition (`make homework`).
+LAB ?= notebooks
+
 lab: env
-	$(BIN)/jupyter lab --notebook-dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+	$(BIN)/jupyter lab --notebook-dir=$(LAB) $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+
+# Homework (README, "Homework"): the student edition of every notebook, and the autograder. The
+# grader runs each submission at quick scale with IOLAB_STUDENT set to its folder's name; the grades
+# go next to the submissions (not into $(BUILD), which `make clean` removes).
+HOMEWORK ?= $(BUILD)/homework
+GRADES   ?= $(SUBMISSIONS)/grades.csv
+
+homework: env
+	$(GUARD) $(BIN)/python -m iolab homework student $(HOMEWORK)
+
+grade: env
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir (one folder per student id, holding their notebooks)"; exit 2; }
+	$(GUARD) $(BIN)/python -m iolab homework grade $(SUBMISSIONS) --out $(GRADES) $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 # Re-resolves the lock from pyproject.toml (needs the registry); environment.yml must follow it.
 lock: env

@@ -17,6 +17,7 @@ from iolab.commands.blocking_io import add_readiness
 from iolab.commands.c10k import add_sleepers
 from iolab.commands.databases import add_db
 from iolab.commands.event_loops import add_looplag
+from iolab.commands.homework import add_homework
 from iolab.commands.load import add_load
 from iolab.commands.locks import add_locks
 from iolab.commands.prefork import add_balance
@@ -31,7 +32,8 @@ from iolab.commands.wordfreq import add_wordfreq
 # The commands as ``--help`` lists them: the tools first, then each chapter's instruments in the
 # order of the course.
 CHAPTERS: list[tuple[str, list[Callable[[Subparsers], None]]]] = [
-    ("tools: servers, load, process checks", [add_serve, add_load, add_guard, add_machine, add_ps]),
+    ("tools: servers, load, process checks, homework", [add_serve, add_load, add_guard, add_machine, add_ps,
+                                                        add_homework]),
     ("1  processes and fork", [add_costs, add_cow, add_julia]),
     ("2  blocking and non-blocking I/O", [add_readiness]),
     ("3  sockets", [add_backlog]),

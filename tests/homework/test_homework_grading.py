@@ -1,0 +1,149 @@
+"""The grader: what a submission scores, and a batch that survives errors, hangs and deleted checks.
+
+The batch tests grade a tiny course built in code (a kernel start each, no measurement); the round
+trip grades the course's graded notebooks as students would hand them in.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+
+import psutil
+import pytest
+
+from homework_notebooks import cell_index, graded_notebooks, paste_solutions, read, tiny_course, write
+from iolab.commands import main
+from iolab.homework import editions, grading, markup
+
+
+def _solved(**answers: str):
+    """The tiny course's student edition, solved as the book does except for ``answers`` (grade_id -> source)."""
+    instructor = tiny_course()
+    solved = paste_solutions(editions.student_edition(instructor), instructor)
+    for gid, source in answers.items():
+        solved.cells[cell_index(solved, gid)].source = source
+    return solved
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """A folder of submissions that go wrong in every way, one good one last, graded by the command; its CSV rows."""
+    tmp_path = tmp_path_factory.mktemp("batch")
+    sources = tmp_path / "notebooks"
+    write(tiny_course(), sources / "hw.ipynb")
+    subs = tmp_path / "submissions"
+    pid_file = tmp_path / "grandchild.pid"
+    write(_solved(**{"ex-a-code": "answer = 6 * 7 / 0"}), subs / "a-raises" / "hw.ipynb")
+    hang = (f"pid = os.fork()\nif pid == 0:\n    time.sleep(600)\n    os._exit(0)\n"
+            f"open({str(pid_file)!r}, 'w').write(str(pid))\nos.waitpid(pid, 0)")
+    write(_solved(**{"ex-a-code": hang}), subs / "b-hangs" / "hw.ipynb")
+    deleted = _solved()
+    del deleted.cells[cell_index(deleted, "ex-b-check")]
+    write(deleted, subs / "c-deleted-check" / "hw.ipynb")
+    (subs / "d-not-a-notebook").mkdir()
+    (subs / "d-not-a-notebook" / "hw.ipynb").write_text("my homework, as a text file")
+    write(_solved(), subs / "e-unknown-notebook" / "essay.ipynb")
+    write(_solved(), subs / "f-good" / "hw.ipynb")
+    ungraded = tiny_course()
+    for cell in ungraded.cells:
+        cell.metadata.pop("nbgrader", None)
+    write(ungraded, sources / "plain.ipynb")
+    write(ungraded, subs / "f-good" / "plain.ipynb")
+    out = tmp_path / "grades.csv"
+    assert main(["homework", "grade", str(subs), "--out", str(out), "--timeout", "6", "--notebooks", str(sources)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    return {(r["student"], r["exercise"]): r for r in rows}, pid_file
+
+
+def test_a_submission_that_raises_fails_that_exercise_with_the_error_and_the_others_still_count(batch):
+    rows, _ = batch
+    assert rows["a-raises", "ex-a"]["status"] == "failed"
+    assert "ZeroDivisionError: division by zero" in rows["a-raises", "ex-a"]["reason"]
+    assert "NameError" in rows["a-raises", "ex-a"]["reason"]  # and then the check could not find `answer`
+    assert (rows["a-raises", "ex-b"]["status"], float(rows["a-raises", "ex-b"]["points"])) == ("passed", 2.0)
+
+
+def test_a_submission_that_hangs_is_stopped_at_the_time_limit_with_everything_it_started(batch):
+    rows, pid_file = batch
+    for exercise in ("ex-a", "ex-b"):
+        row = rows["b-hangs", exercise]
+        assert (row["status"], float(row["points"])) == ("not run", 0.0)
+        assert "time limit (6 s) ran out in cell" in row["reason"]
+    assert 1 <= float(rows["b-hangs", "ex-a"]["seconds"]) <= 7  # the hanging cell got what was left of 6 s
+    grandchild = int(pid_file.read_text())
+    assert not psutil.pid_exists(grandchild) or psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_deleted_check_cell_is_a_row_with_a_reason_and_no_points(batch):
+    rows, _ = batch
+    row = rows["c-deleted-check", "ex-b"]
+    assert (row["status"], float(row["points"]), float(row["max_points"])) == ("missing", 0.0, 2.0)
+    assert "ex-b-check is not in the submission" in row["reason"]
+    assert rows["c-deleted-check", "ex-a"]["status"] == "passed"
+
+
+def test_a_file_that_is_not_a_notebook_and_an_unknown_notebook_get_error_rows(batch):
+    rows, _ = batch
+    assert rows["d-not-a-notebook", "ex-a"]["status"] == rows["d-not-a-notebook", "ex-b"]["status"] == "error"
+    assert rows["d-not-a-notebook", "ex-a"]["reason"].startswith("cannot read the notebook")
+    assert rows["e-unknown-notebook", ""]["reason"].startswith("no instructor notebook named essay.ipynb")
+
+
+def test_the_batch_goes_on_to_grade_the_good_submission_after_all_that(batch):
+    rows, _ = batch
+    assert [(rows["f-good", e]["status"], float(rows["f-good", e]["points"])) for e in ("ex-a", "ex-b")] == [
+        ("passed", 1.0), ("passed", 2.0)]
+    assert rows["f-good", ""]["status"] == "not graded"  # a notebook without graded exercises, seen
+
+
+def test_an_edited_check_cell_is_replaced_by_the_instructors_with_its_hidden_tests():
+    instructor = tiny_course()
+    cheat = _solved(**{"ex-a-code": "answer = 41", "ex-a-check": "pass"})
+    rows = grading.grade(cheat, instructor, "mallory", "hw.ipynb", time_limit=60)
+    assert (rows[0].status, rows[0].points) == ("failed", 0.0)
+    assert rows[0].reason == "the check failed with AssertionError"
+
+
+def test_grading_runs_the_setup_and_exercise_cells_and_a_students_own_cells_among_them():
+    nb = tiny_course()
+    nb.cells.insert(5, copy.deepcopy(nb.cells[2]))  # a cell the student added inside ex-a's solution
+    blocks = [grading.exercise_block(nb, "ex-a"), grading.exercise_block(nb, "ex-b")]
+    assert blocks == [range(3, 8), range(8, 14)]
+    assert grading.cells_to_run(nb, blocks) == [1, 4, 5, 7, 9, 11, 13]  # not the experiment, cell 2
+    assert grading.cells_to_run(nb, blocks, whole=True) == [1, 2, 4, 5, 7, 9, 11, 13]
+
+
+# --- the round trip on the course's graded notebooks -------------------------------------------
+# These measure (ex-more-than-cores compares CPU times): solo, like the other timing tests.
+
+
+def _grade(nb, path, student):
+    rows = grading.grade(nb, read(path), student, path.name)
+    assert rows, "a graded notebook has rows"
+    return rows
+
+
+@pytest.mark.solo
+@pytest.mark.parametrize("path", graded_notebooks(), ids=lambda p: p.stem)
+def test_the_student_edition_as_handed_out_scores_zero_on_every_check(path):
+    rows = _grade(editions.student_edition(read(path)), path, "ada")
+    assert [(r.points, r.status) for r in rows] == [(0.0, "failed")] * len(rows)
+    assert all(r.reason.startswith("not answered: the solution cell still raises NotImplementedError") for r in rows)
+
+
+@pytest.mark.solo
+@pytest.mark.parametrize("path", graded_notebooks(), ids=lambda p: p.stem)
+def test_the_instructor_notebook_scores_full_marks(path):
+    rows = _grade(read(path), path, "grace")
+    assert [(r.exercise, r.status, r.reason) for r in rows if r.status != "passed"] == []
+    assert sum(r.points for r in rows) == sum(e.points for e in markup.exercises(read(path)))
+
+
+@pytest.mark.solo
+@pytest.mark.parametrize("path", graded_notebooks(), ids=lambda p: p.stem)
+def test_the_student_edition_with_the_solutions_pasted_back_scores_full_marks(path):
+    instructor = read(path)
+    rows = _grade(paste_solutions(editions.student_edition(instructor), instructor), path, "ada")
+    assert [(r.exercise, r.status, r.reason) for r in rows if r.status != "passed"] == []
+    assert sum(r.points for r in rows) == sum(r.max_points for r in rows) > 0
