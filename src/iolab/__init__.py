@@ -11,6 +11,9 @@ list, never from one below (a test, ``tests/test_layers.py``, enforces it):
    never imports another topic;
 5. ``commands``: ``python -m iolab COMMAND``, one module per topic; nothing imports it.
 
+Beside ``topics`` stands ``homework`` (student editions and the grader), which imports only ``kit``: it
+reads notebooks, it does not run experiments.
+
 Where new code goes: an experiment of a chapter goes in that chapter's topic; a helper that two topics
 need moves down to ``kit`` (or ``web``, ``servers``, ``load`` if that is what it is about); a command
 goes in ``commands`` and only parses, calls a topic and prints. A module stays under about 400 lines.
