@@ -13,8 +13,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
 # The one-letter states of /proc/PID/stat and /proc/PID/status, as `man 5 proc` names them.
 STATE_NAMES = {
     "R": "running",
@@ -105,6 +103,8 @@ def tree_cpu_seconds(pid: int) -> float:
 
     A descendant that exits while it is being read is left out: its time is the parent's only once reaped.
     """
+    import psutil  # here: the c10k programs import this module, and their start-up is part of their wall time
+
     total = 0.0
     parent = psutil.Process(pid)
     for proc in [parent, *parent.children(recursive=True)]:

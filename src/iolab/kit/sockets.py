@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import os
@@ -10,6 +9,10 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio
 
 HOST = "127.0.0.1"  # loopback only: a lab server must not be reachable from the network
 # The accept queue (backlog). 1,000 clients connecting at once must not overflow it: past the queue
@@ -141,6 +144,8 @@ def stopped_by_signals() -> Iterator[None]:
 
 def stop_event() -> asyncio.Event:
     """An event that SIGTERM or SIGINT sets, on the running loop: the loop's way to hear "stop"."""
+    import asyncio  # here: the blocking servers import this module and need no event loop
+
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in STOP_SIGNALS:
