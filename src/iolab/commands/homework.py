@@ -1,4 +1,5 @@
-"""``python -m iolab homework student|grade``: hand the notebooks out as homework, and grade what comes back."""
+"""``python -m iolab homework student|grade|times``: hand the notebooks out as homework, grade what comes back,
+and measure how long each notebook runs (the instructor notes quote it)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,28 @@ def add_homework(sub: Subparsers) -> None:
         return 0
 
     grade.set_defaults(run=run_grade)
+
+    times_ = actions.add_parser("times", help="run notebooks top to bottom at a scale; record their run times",
+                                description="Run each notebook top to bottom in a fresh kernel at the given scale, one "
+                                "at a time, and record its run time (and machine, date, first error) in "
+                                "data/homework/run-times.csv, which the book's instructor notes read. Run it on a "
+                                "quiet machine: the notebooks measure.")
+    times_.add_argument("notebooks", type=Path, nargs="*", metavar="NOTEBOOK",
+                        help="the notebooks to run (default: every notebook in notebooks/)")
+    times_.add_argument("--scale", choices=["quick", "full"], default="quick", help="IOLAB_SCALE for the runs")
+
+    def run_times(args: argparse.Namespace) -> int:
+        from iolab.homework import times
+
+        paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+        runs = []
+        for k, path in enumerate(paths, 1):
+            print(f"[{k}/{len(paths)}] {path.name} at {args.scale} scale ...", end=" ", flush=True)
+            run = times.measure(path, args.scale)
+            print(f"{run.seconds:.0f} s" + (f" (failed: {run.error})" if run.error else ""), flush=True)
+            runs.append(run)
+        times.record(runs)
+        print(f"run times: {times.RUN_TIMES}")
+        return 1 if any(r.error for r in runs) else 0
+
+    times_.set_defaults(run=run_times)

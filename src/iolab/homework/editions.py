@@ -24,6 +24,7 @@ from iolab.homework import markup
 from iolab.kit import student
 
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+PREFACE_ID = "student-edition"  # fixed, so that two runs write the same file
 OPEN_QUESTION = ("**Prediction.** What do you expect the next cells to show, and why? "
                  "Write it down before you run them.")
 
@@ -82,7 +83,7 @@ def preface(nb: Any) -> Any:
     else:
         text += ["", "This chapter's exercises are not graded yet: run their checks yourself."]
     cell = nbformat.v4.new_markdown_cell("\n".join(text))
-    cell.id = "student-edition"  # fixed, so that two runs write the same file
+    cell.id = PREFACE_ID
     return cell
 
 
