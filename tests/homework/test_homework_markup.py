@@ -28,6 +28,15 @@ def test_no_notebook_has_a_markup_problem(path):
     assert markup.problems(read(path)) == []
 
 
+@pytest.mark.parametrize("path", COURSE_NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_solution_is_folded_in_the_book(path):
+    # sphinx-exercise folds a solution whose directive has the dropdown class; the book must not show answers.
+    nb = read(path)
+    starts = [d for d in markup.directives(nb) if d.name == "solution-start"]
+    assert starts, "every notebook has solutions"
+    assert [d.argument for d in starts if d.options.get("class") != "dropdown"] == []
+
+
 def test_exercise_labels_are_unique_across_the_book():
     labels = [e.label for path in COURSE_NOTEBOOKS for e in markup.exercises(read(path))]
     assert len(labels) == len(set(labels))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 
 import pytest
@@ -46,18 +47,40 @@ def test_a_single_choice_is_everyone_s_and_no_choice_is_an_error():
         student.pick("ex-x", [], "ada")
 
 
-def _given_outputs(nb, student_id: str) -> list[str]:
-    """What the pilot's setup and parameter cells print when ``student_id`` runs them."""
-    nb = copy.deepcopy(nb)
+def picks(nb) -> list[tuple[str, list]]:
+    """Every ``student.pick(label, [choices...])`` call of the notebook's given cells, its arguments evaluated."""
+    found = []
+    for index in (i for e in markup.exercises(nb) for i in e.given):
+        for node in ast.walk(ast.parse(nb.cells[index].source)):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "student.pick":
+                # Choices are constants or arithmetic on them ([1 / 4, 1 / 8]): evaluated with no names in scope.
+                choices = eval(compile(ast.Expression(node.args[1]), "<choices>", "eval"), {"__builtins__": {}})
+                found.append((ast.literal_eval(node.args[0]), list(choices)))
+    return found
+
+
+SEEDED = [p for p in COURSE_NOTEBOOKS if picks(read(p))]
+
+
+def test_most_notebooks_draw_per_student_parameters():
+    assert len(SEEDED) >= len(COURSE_NOTEBOOKS) // 2, [p.stem for p in SEEDED]
+
+
+@pytest.mark.parametrize("path", SEEDED, ids=lambda p: p.stem)
+def test_two_students_get_different_parameters_and_neither_the_books(path):
+    calls = picks(read(path))
+    ada, grace = ([student.pick(label, choices, who) for label, choices in calls] for who in ("ada", "grace"))
+    book = [choices[0] for _, choices in calls]
+    assert ada != grace
+    assert all(a != b for a, b, (_, choices) in zip(ada, book, calls) if len(choices) > 1)
+    assert ada == [student.pick(label, choices, "ada") for label, choices in calls]  # the same id, the same draw
+
+
+def test_the_kernel_draws_as_this_process_does():
+    # The pilot's setup and parameter cells, run by a kernel with IOLAB_STUDENT=ada, print what pick() gives ada here.
+    nb = copy.deepcopy(read(COURSE_NOTEBOOKS[0]))
     given = [i for e in markup.exercises(nb) for i in e.given]
-    run = execute_cells(nb, [markup.setup_cell(nb), *given], 120, {student.ENV: student_id, "IOLAB_SCALE": "quick"})
-    assert run.stopped is None and all(c.error is None for c in run.cells.values())
-    return ["".join(o.get("text", "") for o in nb.cells[i].outputs) for i in given]
-
-
-def test_two_students_get_different_parameters_in_the_pilot():
-    pilot = read(COURSE_NOTEBOOKS[0])
-    ada, grace = _given_outputs(pilot, "ada"), _given_outputs(pilot, "grace")
-    assert len(ada) >= 3 and all(ada) and ada != grace
-    # ... and what each gets is what pick() gives that id here: the kernel draws as this process does.
-    assert f"the parent holds {student.pick('pred-cow', CHOICES, 'ada')} MiB" in ada[0]
+    run = execute_cells(nb, [markup.setup_cell(nb), *given], 120, {student.ENV: "ada", "IOLAB_SCALE": "quick"})
+    assert run.stopped is None and [c.error for c in run.cells.values() if c.error] == []
+    printed = "".join(o.get("text", "") for o in nb.cells[given[0]].outputs)
+    assert printed == f"the parent holds {student.pick('pred-cow', CHOICES, 'ada')} MiB\n"
