@@ -6,6 +6,8 @@ a hidden test, a folded explanation or a stated prediction holds), then looked f
 
 from __future__ import annotations
 
+import ast
+
 import nbformat
 import pytest
 
@@ -143,3 +145,49 @@ def test_the_student_command_writes_every_notebook_the_same_way_twice(tmp_path, 
     written = sorted(p.name for p in (tmp_path / "one").glob("*.ipynb"))
     assert written == [p.name for p in COURSE_NOTEBOOKS]
     assert all((tmp_path / "one" / n).read_bytes() == (tmp_path / "two" / n).read_bytes() for n in written)
+
+
+def _bound(source: str) -> set[str]:
+    """The names a cell binds anywhere (assignments, imports, defs and their arguments, loop targets)."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def _loaded(source: str) -> set[str]:
+    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def experiments_needing_solutions(nb) -> dict[int, set[str]]:
+    """Code cells outside the exercises that read a name only a solution cell binds, with those names."""
+    ipython = [c.source for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith(("%", "!"))]
+    assert ipython == [], "line magics would need IPython's parser here"
+    solution_only = set().union(*[_bound(c.source) for c in nb.cells if markup.role(c) == "code"])
+    solution_only -= set().union(*[_bound(c.source) for c in nb.cells if c.cell_type == "code" and markup.role(c) != "code"])
+    exercise_cells = {i for e in markup.exercises(nb) for i in (*e.given, *e.solutions, *e.checks)}
+    needs = {i: (_loaded(c.source) - _bound(c.source)) & solution_only for i, c in enumerate(nb.cells)
+             if c.cell_type == "code" and i not in exercise_cells}
+    return {i: names for i, names in needs.items() if names}
+
+
+def test_an_experiment_that_reads_a_solutions_answer_is_found():
+    nb = tiny_course()
+    nb.cells.append(nbgrader_cell("code", "print(f'the answer was {answer}')"))
+    assert experiments_needing_solutions(nb) == {len(nb.cells) - 1: {"answer"}}
+
+
+@pytest.mark.parametrize("path", COURSE_NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_experiment_needs_a_name_that_only_a_solution_defines(path):
+    # In the student edition the solutions are stubs: an experiment that reads a name only a solution binds
+    # would fail for every student who has not solved that exercise, however far they are.
+    assert experiments_needing_solutions(read(path)) == {}
