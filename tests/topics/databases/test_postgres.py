@@ -17,7 +17,8 @@ import pytest
 from iolab.kit import procs
 from iolab.kit.guard import running_descendants
 from iolab.topics.databases import experiments
-from iolab.topics.databases.postgres import DATABASE_URL_ENV, STARTED_WHEN_READY, open_postgres, title
+from iolab.topics.databases.postgres import (DATABASE_URL_ENV, STARTED_WHEN_READY, close_lab_postgres, lab_postgres,
+                                             open_postgres, title)
 
 
 def _gone(pid: int, timeout: float = 20.0) -> bool:
@@ -58,6 +59,22 @@ def test_server_answers_and_is_gone_with_its_backends_and_data_directory_after_t
     assert all(_gone(p) for p in helpers + backends)
     assert not data_dir.exists()
 
+
+
+def test_the_lab_server_is_started_once_shared_and_gone_when_closed():
+    try:
+        db = lab_postgres()
+        assert lab_postgres() is db, "a second call returns the server the first one started"
+        assert _select_one(db.url) == 1
+        pid, data_dir = db.pid, db.data_dir
+    finally:
+        close_lab_postgres()
+    assert _gone(pid) and not data_dir.exists()
+    close_lab_postgres()  # closing again does nothing
+    try:
+        assert lab_postgres().pid != pid, "after closing, the next call starts a new server"
+    finally:
+        close_lab_postgres()
 
 def test_the_server_runs_all_its_helpers_when_the_block_starts():
     # The walwriter and the logical replication launcher start just after "ready to accept

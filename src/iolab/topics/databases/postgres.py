@@ -25,6 +25,7 @@ one; nothing is started or removed then.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib.metadata
 import importlib.util
@@ -327,6 +328,34 @@ def open_postgres(*, tcp: bool = False) -> Iterator[Database]:
         host = "127.0.0.1" if tcp else str(data_dir)
         url = f"postgresql://postgres@/postgres?host={host}&port={port}"
         yield Database(url, process.pid, data_dir, time.perf_counter() - started)
+
+
+_LAB: tuple[contextlib.ExitStack, Database] | None = None
+
+
+def lab_postgres() -> Database:
+    """The notebook's server: started by the first call, the same one for every later call.
+
+    A ``with`` block cannot span a notebook's cells, and an exercise graded on its own (the setup
+    cell plus its cells) must find a server without the cell above that started it: every cell that
+    needs one calls this. The server stops at the interpreter's exit, or earlier with
+    :func:`close_lab_postgres`.
+    """
+    global _LAB
+    if _LAB is None:
+        stack = contextlib.ExitStack()
+        db = stack.enter_context(open_postgres())
+        atexit.register(stack.close)  # the kernel's exit, if close_lab_postgres never runs
+        _LAB = (stack, db)
+    return _LAB[1]
+
+
+def close_lab_postgres() -> None:
+    """Stop the server :func:`lab_postgres` started and remove its data directory (nothing if none runs)."""
+    global _LAB
+    if _LAB is not None:
+        stack, _LAB = _LAB[0], None
+        stack.close()
 
 
 def main() -> int:
