@@ -18,9 +18,10 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # What each part may import from (besides itself). Listed downward from the top: a part's row names
 # only parts listed below it. The package's own __init__ re-exports from kit; __main__ runs commands.
 MAY_IMPORT: dict[str, set[str]] = {
-    "commands": {"kit", "web", "scratchloop", "servers", "load", "topics", "homework"},
+    "commands": {"kit", "web", "scratchloop", "servers", "load", "topics", "homework", "netlab"},
     "homework": {"kit"},
-    "topics": {"kit", "web", "scratchloop", "servers", "load"},
+    "topics": {"kit", "web", "scratchloop", "servers", "load", "netlab"},
+    "netlab": {"kit"},
     "load": {"kit", "web", "servers"},
     "servers": {"kit", "web", "scratchloop"},
     "web": {"kit"},
