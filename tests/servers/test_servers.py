@@ -185,6 +185,32 @@ def test_julia_and_upstream_answer(server: servers.Server) -> None:
     assert upstream.status == 200
 
 
+def test_without_timeout_options_idle_connections_stay_open(running: dict[str, servers.Server]) -> None:
+    # Chapter 12's timeouts are off unless asked: an idle keep-alive client, and one that sent half
+    # a head, are still there a second later. Each variant gets both at once, so the wait is one second.
+    # (A process of the iterative and pre-fork models serves one connection at a time: there the half
+    # head may wait in a backlog behind the idle client, so only the concurrent models finish it.)
+    with contextlib.ExitStack() as stack:
+        idle = {name: stack.enter_context(connect(s.port)) for name, s in running.items()}
+        for client in idle.values():
+            assert client.get("/").status == 200
+        halves = {name: stack.enter_context(connect(s.port)) for name, s in running.items()}
+        for client in halves.values():
+            client.send(b"GET / HTTP/1.1\r\nHo")
+        time.sleep(1.0)
+        for client in [*idle.values(), *halves.values()]:
+            client.sock.setblocking(False)
+            with pytest.raises(BlockingIOError):  # nothing to read: not closed, not answered
+                client.sock.recv(1)
+            client.sock.settimeout(10)
+        for name, client in halves.items():
+            client.send(b"st: a\r\n\r\n")
+            if VARIANTS[name][0] in CONCURRENT_MODELS:
+                assert client.read().status == 200
+        for client in idle.values():
+            assert client.get("/").status == 200  # and it still answers
+
+
 async def _keep_alive_client(port: int) -> list[int]:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     statuses = []

@@ -9,6 +9,14 @@ from iolab.commands.table import Subparsers
 from iolab.kit.sockets import BACKLOG
 
 
+def seconds(text: str) -> float:
+    """``text`` as a duration in seconds, above 0 (for timeouts)."""
+    value = float(text)
+    if not value > 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
 def add_serve(sub: Subparsers) -> None:
     p = sub.add_parser(
         "serve",
@@ -27,6 +35,13 @@ def add_serve(sub: Subparsers) -> None:
     )
     p.add_argument("--reuseport", action="store_true", help="prefork: a SO_REUSEPORT socket per worker")
     p.add_argument("--offload", action="store_true", help="asyncio/uvloop: compute Julia sets in a process pool")
+    # Chapter 12: off by default, so that the earlier chapters' servers wait for ever, as they did.
+    p.add_argument("--header-timeout", type=seconds, metavar="S",
+                   help="a request begun must be complete within S seconds, or 408 and close")
+    p.add_argument("--keepalive-timeout", type=seconds, metavar="S",
+                   help="close a connection idle (no request begun) for S seconds")
+    p.add_argument("--max-connections", type=positive_int, metavar="N",
+                   help="threaded and event loops: close new connections at once beyond N per process")
 
     def run(args: argparse.Namespace) -> int:
         from iolab.servers import MODELS, Options
@@ -38,7 +53,11 @@ def add_serve(sub: Subparsers) -> None:
             p.error("--reuseport applies to prefork (asyncio/uvloop with --workers always use it)")
         if args.offload and model.name not in ("asyncio", "uvloop"):
             p.error("--offload applies to asyncio and uvloop")
-        options = Options(model.name, args.port, args.backlog, args.workers, args.reuseport, args.offload)
+        if args.max_connections is not None and model.name in ("iterative", "prefork"):
+            p.error(f"--max-connections does not apply to {model.name}: it serves one connection per process "
+                    "(its cap is --workers; later clients wait in the backlog)")
+        options = Options(model.name, args.port, args.backlog, args.workers, args.reuseport, args.offload,
+                          args.header_timeout, args.keepalive_timeout, args.max_connections)
         return model.serve(options)
 
     p.set_defaults(run=run)

@@ -11,8 +11,8 @@ the modules differ only in how they wait:
 - ``scratch``: chapter 5's from-scratch loop, a task per connection (``scratchloop.py``);
 - ``node``: a Node.js server for comparison (optional: needs ``node``).
 
-Shared parts: ``blocking`` (the connection loop of the three blocking models) and ``workers`` (fork
-and supervise N processes); listening sockets are the kit's (:mod:`iolab.kit.sockets`), and
+Shared parts: ``blocking`` (the connection loop of the three blocking models), ``workers`` (fork
+and supervise N processes) and ``limits`` (timeouts and the connection cap, off by default); listening sockets are the kit's (:mod:`iolab.kit.sockets`), and
 ``python -m iolab serve`` is :mod:`iolab.commands.servers`.
 The CLI, the notebooks and the conformance tests all read ``MODELS``.
 """
@@ -43,6 +43,10 @@ class Options:
     workers: int | None = None  # prefork: processes (default: one per core); asyncio/uvloop: one loop per process
     reuseport: bool = False  # prefork: a SO_REUSEPORT socket per worker instead of one shared socket
     offload: bool = False  # asyncio/uvloop: compute Julia sets in a process pool, not in the loop
+    # Chapter 12, all off by default (see ``limits``): seconds, and connections per process.
+    header_timeout: float | None = None  # a begun request must be complete within this: 408 and close
+    keepalive_timeout: float | None = None  # an idle connection is closed after this
+    max_connections: int | None = None  # beyond this, a new connection is closed at once
 
 
 @dataclass(frozen=True)

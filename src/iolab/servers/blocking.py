@@ -2,7 +2,8 @@
 
 The three models share this loop and differ only in who runs it: the main thread, a thread per
 connection, or one of N forked processes. Waiting is a blocking call: ``recv``, ``sendall``,
-``time.sleep``; the Julia set is computed right here.
+``time.sleep``; the Julia set is computed right here. A timeout (chapter 12) is a socket timeout on
+the ``recv``: the kernel's wait itself ends, and ``recv`` raises instead of returning bytes.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 
 from iolab.kit import sockets
 from iolab.servers import Options
+from iolab.servers.limits import NO_LIMITS, Limits, ReadClock
 from iolab.web.app import App, Compute, Outcome, Wait
 from iolab.web.http import Connection, HttpError, Response
 
@@ -36,16 +38,40 @@ def _linger(sock: socket.socket) -> None:
             return
 
 
-def serve_connection(sock: socket.socket, app: App) -> None:
-    """Answer the requests of one client until it or the protocol closes the connection."""
+def _recv_within(sock: socket.socket, seconds: float | None) -> bytes | None:
+    """The next bytes (b"" at end of stream), or None if ``seconds`` passed first (None: wait for ever)."""
+    if seconds is None:
+        return sock.recv(sockets.RECV_BYTES)
+    if seconds <= 0:
+        return None
+    sock.settimeout(seconds)
+    try:
+        return sock.recv(sockets.RECV_BYTES)
+    except TimeoutError:
+        return None
+    finally:
+        # The sendall of the answer must not inherit it: Python's timeout bounds a whole sendall,
+        # and a large answer to a slow reader would be cut off.
+        sock.settimeout(None)
+
+
+def serve_connection(sock: socket.socket, app: App, limits: Limits = NO_LIMITS) -> None:
+    """Answer the requests of one client until it, the protocol or a timeout of ``limits`` closes the connection."""
     conn = Connection()
+    clock = ReadClock(limits)
     with sock:
         try:
             # Responses leave in one send each; without this, a keep-alive response could wait
             # for the client's delayed ACK of the previous one (Nagle's algorithm).
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             while not conn.closing:
-                data = sock.recv(sockets.RECV_BYTES)
+                clock.update(conn)
+                data = _recv_within(sock, clock.left())
+                if data is None:
+                    if goodbye := clock.expired(conn):
+                        sock.sendall(goodbye)
+                        _linger(sock)
+                    return
                 if not data:
                     return
                 try:
@@ -62,10 +88,10 @@ def serve_connection(sock: socket.socket, app: App) -> None:
             return
 
 
-def serve_in_this_process(options: Options, serve_listener: Callable[[socket.socket, App], None]) -> int:
+def serve_in_this_process(options: Options, serve_listener: Callable[[socket.socket, App, Limits], None]) -> int:
     """Listen, announce, and run ``serve_listener`` in this process until stopped; the exit code."""
     app = App()
     with sockets.open_listener(options.port, options.backlog) as listener:
         sockets.announce(listener)
-        serve_listener(listener, app)
+        serve_listener(listener, app, Limits.from_options(options))
     return 0

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from iolab.kit import sockets
 from iolab.servers import Options, iterative, workers
+from iolab.servers.limits import Limits
 from iolab.web.app import App
 
 
@@ -21,12 +22,13 @@ def serve(options: Options) -> int:
     """Run the pre-fork server until stopped; the exit code."""
     app = App()  # before the fork: calibrated once, shared copy-on-write by every worker
     count = options.workers or os.cpu_count() or 1
+    limits = Limits.from_options(options)
     if options.reuseport:
         listeners = sockets.open_listeners(count, options.port, options.backlog)
-        jobs = [functools.partial(_serve_own, listeners, i, app) for i in range(count)]
+        jobs = [functools.partial(_serve_own, listeners, i, app, limits) for i in range(count)]
     else:
         listeners = [sockets.open_listener(options.port, options.backlog)]
-        jobs = [functools.partial(_serve_shared, listeners[0], app)] * count
+        jobs = [functools.partial(_serve_shared, listeners[0], app, limits)] * count
     try:
         return workers.serve_workers(jobs, listeners)
     finally:
@@ -34,12 +36,12 @@ def serve(options: Options) -> int:
             listener.close()
 
 
-def _serve_shared(listener: socket.socket, app: App, ready: Callable[[], None]) -> None:
+def _serve_shared(listener: socket.socket, app: App, limits: Limits, ready: Callable[[], None]) -> None:
     ready()  # the socket listens already: the kernel queues connections until accept()
-    iterative.serve_listener(listener, app)
+    iterative.serve_listener(listener, app, limits)
 
 
-def _serve_own(listeners: list[socket.socket], index: int, app: App, ready: Callable[[], None]) -> None:
+def _serve_own(listeners: list[socket.socket], index: int, app: App, limits: Limits, ready: Callable[[], None]) -> None:
     listener = sockets.keep_only(listeners, index)
     ready()
-    iterative.serve_listener(listener, app)
+    iterative.serve_listener(listener, app, limits)

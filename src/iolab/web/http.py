@@ -95,7 +95,8 @@ class Connection:
     """One client connection's protocol state: feed it bytes, get requests; give it responses.
 
     ``closing`` becomes True once a response said ``Connection: close``: the server sends the bytes
-    it has and closes the socket.
+    it has and closes the socket. ``receiving`` is True from a request's first byte until the request
+    is complete, and ``begun`` counts the requests started: a server's timeouts read both.
     """
 
     def __init__(self, worker: int | None = None) -> None:
@@ -104,6 +105,7 @@ class Connection:
         # per worker from this header. Computed per connection, so it is right after a fork.
         self._worker_line = b"X-Worker: %d\r\n" % (os.getpid() if worker is None else worker)
         self.closing = False
+        self.begun = 0
         self._done: list[Request] = []
         self._reset()
 
@@ -114,6 +116,7 @@ class Connection:
         self._head_bytes = 0
         self._version = "1.1"
         self._body = b""
+        self.receiving = False
 
     # --- bytes in -----------------------------------------------------------------------------
 
@@ -146,6 +149,10 @@ class Connection:
         return done
 
     # httptools calls these while feed_data runs; an HttpError raised here ends the connection.
+
+    def on_message_begin(self) -> None:
+        self.receiving = True
+        self.begun += 1
 
     def on_url(self, url: bytes) -> None:
         self._url += url  # may come in pieces when a request line spans two reads
