@@ -1,0 +1,181 @@
+"""The link itself: a process that carries packets between the two namespaces' TUN devices, impaired.
+
+A TUN device is a network interface whose other end is a file descriptor: every IP packet the kernel
+routes out of the interface can be ``read()`` from the descriptor, and every packet ``write()``-n to
+the descriptor arrives at the interface as if from a wire. The forwarder holds one TUN device in each
+namespace and copies packets across, after asking :class:`~iolab.netlab.impair.Direction` when each
+may leave (or whether it is lost). Packets wait in one FIFO queue per direction; ``select`` sleeps
+until a packet arrives or the first queued one is due, whichever comes first.
+
+It is also the lab's janitor: it runs until the lab closes its control pipe, or dies (the pipe then
+reads end-of-file, and the forwarder's parent changes), or it receives SIGTERM; then it deletes both
+namespaces and kills whatever still runs in them. Run as ``python -m iolab.netlab.forwarder``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import dataclasses
+import fcntl
+import json
+import os
+import random
+import select
+import signal
+import struct
+import sys
+import time
+from collections.abc import Sequence
+
+from iolab.netlab import namespaces
+from iolab.netlab.impair import Direction, Impairments
+
+TUNSETIFF = 0x400454CA  # from <linux/if_tun.h>
+IFF_TUN = 0x0001  # IP packets, no Ethernet header
+IFF_NO_PI = 0x1000  # no 4-byte packet-information header before each packet
+MAX_PACKET = 65536
+# Packets read from one device per wake-up before looking at the clock again: enough to amortize
+# select(), few enough that a packet due for release does not wait behind a burst.
+BATCH = 32
+# How often, at the least, it checks that its parent still lives (the pipe may be held open by a
+# process the parent forked).
+WATCH_S = 0.5
+
+
+def open_tun(ns: str, device: str) -> int:
+    """Create the TUN device ``device`` inside the namespace ``ns``; the descriptor of its packets.
+
+    The device belongs to the namespace of the thread that creates it, and goes away when the
+    descriptor is closed, so it cannot outlive the forwarder.
+    """
+    with namespaces.entered(ns):
+        fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK)
+        fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", device.encode(), IFF_TUN | IFF_NO_PI))
+    return fd
+
+
+def say(line: str) -> None:
+    """One line to the lab; nobody may be reading any more (the lab died), which is fine."""
+    with contextlib.suppress(OSError):
+        os.write(1, (line + "\n").encode())
+
+
+class Forwarder:
+    """Copies packets between the server's and the client's TUN descriptors, through the impairments."""
+
+    def __init__(self, server_fd: int, client_fd: int, impairments: Impairments, seed: int | None = None) -> None:
+        # A random stream per direction, so that one direction's traffic does not change the other's drops.
+        self.up = Direction(impairments, random.Random(None if seed is None else f"{seed}-up"))  # client -> server
+        self.down = Direction(impairments, random.Random(None if seed is None else f"{seed}-down"))
+        # For each descriptor packets come from: their direction, where they go, and the queue to it.
+        self.routes: dict[int, tuple[Direction, int, collections.deque[tuple[float, bytes]]]] = {
+            client_fd: (self.up, server_fd, collections.deque()),
+            server_fd: (self.down, client_fd, collections.deque()),
+        }
+
+    def set(self, **changes: object) -> Impairments:
+        """Change the impairments of both directions; packets already queued keep their release time."""
+        new = dataclasses.replace(self.up.impairments, **changes)
+        self.up.impairments = self.down.impairments = new
+        return new
+
+    def stats(self) -> dict[str, dict[str, int]]:
+        """The counters of each direction."""
+        return {"up": dataclasses.asdict(self.up.counters), "down": dataclasses.asdict(self.down.counters)}
+
+    def pump(self, timeout: float, control: int | None = None) -> bool:
+        """Release what is due, wait at most ``timeout`` s for packets, queue them; False on control EOF."""
+        now = time.monotonic()
+        for _, to, queue in self.routes.values():
+            while queue and queue[0][0] <= now:
+                # A full device queue (EAGAIN) or a device still down (EIO, while the lab starts) drops
+                # the packet, as a wire would.
+                with contextlib.suppress(OSError):
+                    os.write(to, queue.popleft()[1])
+            if queue:
+                timeout = min(timeout, queue[0][0] - now)
+        # select() and not epoll: its timeout is in microseconds, epoll's in milliseconds, and a link
+        # that releases packets up to a millisecond late would add up to 2 ms to every round trip.
+        watched = [*self.routes, *([] if control is None else [control])]
+        readable, _, _ = select.select(watched, [], [], max(0.0, timeout))
+        for fd in readable:
+            if fd == control:
+                return self.command(fd)
+            direction, _, queue = self.routes[fd]
+            for _ in range(BATCH):
+                try:
+                    packet = os.read(fd, MAX_PACKET)
+                except BlockingIOError:
+                    break
+                release = direction.admit(time.monotonic(), len(packet))
+                if release is not None:
+                    queue.append((release, packet))
+        return True
+
+    def command(self, fd: int) -> bool:
+        """Obey one line from the lab: ``set {json}`` or ``stats``; answer on stdout. False on EOF."""
+        line = _read_line(fd)
+        if not line:
+            return False
+        verb, _, arg = line.partition(" ")
+        try:
+            if verb == "set":
+                say("set " + json.dumps(dataclasses.asdict(self.set(**json.loads(arg)))))
+            elif verb == "stats":
+                say("stats " + json.dumps(self.stats()))
+            else:
+                say(f"error unknown command {verb!r}")
+        except (TypeError, ValueError) as exc:
+            say(f"error {exc}")
+        return True
+
+    def run(self, control: int, parent: int) -> None:
+        """Forward until the control pipe closes or the parent process ``parent`` is gone."""
+        while self.pump(WATCH_S, control) and os.getppid() == parent:
+            pass
+
+
+def _read_line(fd: int) -> str:
+    """One line from the blocking pipe ``fd`` (the lab writes whole lines); '' at end of file."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 1)
+        if not chunk:
+            return ""
+        data += chunk
+    return data.decode().strip()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Create the two TUN devices, say ``ready``, forward; on the way out, delete both namespaces."""
+    p = argparse.ArgumentParser(prog="python -m iolab.netlab.forwarder")
+    p.add_argument("--server-ns", required=True)
+    p.add_argument("--client-ns", required=True)
+    p.add_argument("--device", default="iolab0", help="the name of the TUN device in each namespace")
+    p.add_argument("--control-fd", type=int, required=True, help="the read end of the lab's control pipe")
+    p.add_argument("--impairments", default="{}", help="Impairments as JSON")
+    p.add_argument("--seed", type=int)
+    args = p.parse_args(argv)
+    parent = os.getppid()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(0))  # unwinds into the finally below
+    fds: list[int] = []
+    try:
+        fds = [open_tun(args.server_ns, args.device), open_tun(args.client_ns, args.device)]
+        forwarder = Forwarder(*fds, Impairments(**json.loads(args.impairments)), args.seed)
+        say("ready")
+        forwarder.run(args.control_fd, parent)
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)  # a second signal must not cut the cleanup short
+        for fd in fds:
+            os.close(fd)
+        for ns in (args.server_ns, args.client_ns):
+            namespaces.delete(ns)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
