@@ -13,7 +13,8 @@ Layout, one idea per module:
   - ``tally``: what it counted, second by second;
 - ``manager``: ``run_load``, which starts the workers and merges their results;
 - ``sweeps``, ``comparisons``: many servers and settings as one tidy table; ``stall``: freeze a server mid-run;
-- ``external``: wrk, ab and nginx beside the kit (optional tools).
+- ``external``: wrk, ab and nginx beside the kit (optional tools);
+- ``hostile``: slow and hostile clients (slowloris, idle holders, slow readers) beside a measurement.
 
 ``python -m iolab load`` is :mod:`iolab.commands.load`.
 
