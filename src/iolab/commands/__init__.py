@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from iolab.commands.attack import add_attack
 from iolab.commands.blocking_io import add_readiness
 from iolab.commands.c10k import add_sleepers
 from iolab.commands.databases import add_db
@@ -33,8 +34,8 @@ from iolab.commands.wordfreq import add_wordfreq
 # The commands as ``--help`` lists them: the tools first, then each chapter's instruments in the
 # order of the course.
 CHAPTERS: list[tuple[str, list[Callable[[Subparsers], None]]]] = [
-    ("tools: servers, load, process checks, homework", [add_serve, add_load, add_guard, add_machine, add_ps,
-                                                        add_homework]),
+    ("tools: servers, load, process checks, homework", [add_serve, add_load, add_attack, add_guard, add_machine,
+                                                        add_ps, add_homework]),
     ("1  processes and fork", [add_costs, add_cow, add_julia]),
     ("2  blocking and non-blocking I/O", [add_readiness]),
     ("3  sockets", [add_backlog]),
