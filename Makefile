@@ -10,7 +10,7 @@ BUILD  := _build
 # turns the run red, so neither target can leave a server or kernel behind.
 GUARD  := $(BIN)/python -m iolab guard --
 
-.PHONY: env book test unit notebooks lab clean lock reference homework grade
+.PHONY: env book book-clean test unit notebooks lab clean lock reference homework grade
 
 env: $(STAMP)
 
@@ -24,11 +24,15 @@ $(STAMP): requirements.lock pyproject.toml
 	@touch $@
 	@echo "environment ready: $(VENV) (activate with: source $(BIN)/activate)"
 
-# Executes every notebook (full scale unless IOLAB_SCALE says otherwise) and renders the HTML.
+# Executes the notebooks (full scale unless IOLAB_SCALE says otherwise) and renders the HTML. Executed
+# notebooks are cached under a key of the kit, data, lock, scale and student id: a rebuild runs only
+# the notebooks that changed (all of them when the key did); `make book-clean` forgets everything.
 book: env
-	@rm -rf $(BUILD)/.jupyter_cache $(BUILD)/jupyter_execute
 	$(GUARD) $(BIN)/jupyter-book build --warningiserror --keep-going --path-output . .
 	@echo "book rendered: file://$(CURDIR)/$(BUILD)/html/index.html"
+
+book-clean:
+	rm -rf $(BUILD)/.jupyter_cache $(BUILD)/jupyter_execute $(BUILD)/.doctrees $(BUILD)/html
 
 test: unit notebooks
 

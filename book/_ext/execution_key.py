@@ -1,0 +1,81 @@
+"""Incremental builds that stay correct: executed notebooks are cached under a key of everything they run with.
+
+myst-nb's cache (jupyter-cache) matches a notebook by its code cells only. A figure also depends on
+the lab kit the notebook imports, the data it overlays, the locked environment, the scale and the
+student id, none of which are in the notebook. So the cache lives in a folder named after a hash of
+those (``_build/.jupyter_cache/<scale>-<key>``): change any of them and every notebook runs again
+(the safe answer, not the finest one); change only prose and nothing runs; change one notebook and
+only it runs. Sphinx's own incremental build is told the same: when the key changes, every page is
+re-read, and when a notebook is re-read, so are the prose pages that glue its figures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+# What a notebook's outputs depend on besides its own code, relative to the book's root.
+INPUTS = ("src/iolab", "data/reference", "data/published.csv", "data/static", "data/wordfreq", "requirements.lock")
+ENVIRONMENT = ("IOLAB_SCALE", "IOLAB_STUDENT", "IOLAB_DATABASE_URL")
+
+
+def files(root: Path, inputs: Iterable[str] = INPUTS) -> list[Path]:
+    """Every file under ``inputs`` (sources, not caches), sorted."""
+    found = []
+    for name in inputs:
+        path = root / name
+        candidates = [path] if path.is_file() else path.rglob("*") if path.is_dir() else []
+        found += [p for p in candidates if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith(".pyc")]
+    return sorted(found)
+
+
+def scale() -> str:
+    """The scale the notebooks will run at (full unless ``IOLAB_SCALE`` says otherwise)."""
+    return os.environ.get("IOLAB_SCALE", "full").strip().lower() or "full"
+
+
+def key(root: Path, environ: dict[str, str] | None = None) -> str:
+    """A short hash of the inputs' paths and bytes and of the environment variables the notebooks read."""
+    environ = dict(os.environ) if environ is None else environ
+    digest = hashlib.sha256()
+    for path in files(root):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in ENVIRONMENT:
+        digest.update(f"{name}={environ.get(name, '')}\0".encode())
+    return digest.hexdigest()[:12]
+
+
+def cache_folder(build_dir: Path, root: Path) -> Path:
+    """``<build_dir>/.jupyter_cache/<scale>-<key>``; older folders of the same scale are removed."""
+    folder = build_dir / ".jupyter_cache" / f"{scale()}-{key(root)}"
+    if folder.parent.is_dir():
+        for old in folder.parent.glob(f"{scale()}-*"):
+            if old != folder:
+                shutil.rmtree(old, ignore_errors=True)
+    return folder
+
+
+def _set_cache(app, config) -> None:
+    root = Path(app.srcdir)
+    config.nb_execution_cache_path = str(cache_folder(Path(app.outdir).parent, root))
+    app.iolab_execution_key = Path(config.nb_execution_cache_path).name
+
+
+def _outdated(app, env, added, changed, removed) -> list[str]:
+    """Pages to read again besides those Sphinx found changed: all after a key change; prose after a notebook."""
+    notebooks = {doc for doc in env.found_docs if doc.startswith("notebooks/")}
+    if getattr(env, "iolab_execution_key", None) != app.iolab_execution_key:
+        env.iolab_execution_key = app.iolab_execution_key
+        return sorted(env.found_docs)
+    if (added | changed) & notebooks:
+        return sorted(env.found_docs - notebooks)  # they glue the notebooks' figures
+    return []
+
+
+def setup(app):
+    app.connect("config-inited", _set_cache)
+    app.connect("env-get-outdated", _outdated)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -1,0 +1,89 @@
+"""The book's incremental build: what its execution cache is keyed on, and which pages it reads again."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import execution_key  # noqa: E402
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    """A tiny book root with one kit module, one reference file, a lock, a prose page and a notebook."""
+    (tmp_path / "src/iolab").mkdir(parents=True)
+    (tmp_path / "src/iolab/kit.py").write_text("SCALE = 1\n")
+    (tmp_path / "data/reference").mkdir(parents=True)
+    (tmp_path / "data/reference/runs.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "requirements.lock").write_text("numpy==2.0\n")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book/01.md").write_text("# One\n")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks/01.ipynb").write_text("{}")
+    return tmp_path
+
+
+ENV = {"IOLAB_SCALE": "quick"}
+
+
+def test_the_key_follows_the_kit_the_data_and_the_lock(book: Path) -> None:
+    before = execution_key.key(book, ENV)
+    assert execution_key.key(book, ENV) == before
+    for path, text in [("src/iolab/kit.py", "SCALE = 2\n"), ("data/reference/runs.csv", "a,b\n1,3\n"),
+                       ("requirements.lock", "numpy==2.1\n")]:
+        original = (book / path).read_text()
+        (book / path).write_text(text)
+        assert execution_key.key(book, ENV) != before, path
+        (book / path).write_text(original)
+        assert execution_key.key(book, ENV) == before, path
+    (book / "src/iolab/new.py").write_text("")
+    assert execution_key.key(book, ENV) != before
+
+
+def test_the_key_ignores_prose_notebooks_and_bytecode(book: Path) -> None:
+    before = execution_key.key(book, ENV)
+    (book / "book/01.md").write_text("# One, edited\n")
+    (book / "notebooks/01.ipynb").write_text('{"cells": []}')  # jupyter-cache keys on the code itself
+    (book / "src/iolab/__pycache__").mkdir()
+    (book / "src/iolab/__pycache__/kit.cpython-311.pyc").write_bytes(b"\0")
+    assert execution_key.key(book, ENV) == before
+
+
+@pytest.mark.parametrize("name", execution_key.ENVIRONMENT)
+def test_the_key_follows_the_environment_the_notebooks_read(book: Path, name: str) -> None:
+    assert execution_key.key(book, {**ENV, name: "something else"}) != execution_key.key(book, ENV)
+
+
+def test_a_new_key_replaces_the_old_cache_of_its_scale_only(book: Path, monkeypatch) -> None:
+    build = book / "_build"
+    monkeypatch.setenv("IOLAB_SCALE", "quick")
+    first = execution_key.cache_folder(build, book)
+    first.mkdir(parents=True)
+    full = build / ".jupyter_cache" / "full-0123456789ab"
+    full.mkdir()
+    assert execution_key.cache_folder(build, book) == first and first.is_dir()
+    (book / "src/iolab/kit.py").write_text("SCALE = 3\n")
+    second = execution_key.cache_folder(build, book)
+    assert second != first and second.name.startswith("quick-")
+    assert not first.exists() and full.is_dir()
+
+
+def _env(key: str | None) -> SimpleNamespace:
+    env = SimpleNamespace(found_docs={"book/01", "book/02", "notebooks/01", "notebooks/02"})
+    if key is not None:
+        env.iolab_execution_key = key
+    return env
+
+
+def test_pages_read_again() -> None:
+    app = SimpleNamespace(iolab_execution_key="quick-aaaa")
+    everything = sorted(_env(None).found_docs)
+    assert execution_key._outdated(app, _env(None), set(), set(), set()) == everything  # first build
+    assert execution_key._outdated(app, _env("quick-bbbb"), set(), set(), set()) == everything  # new key
+    assert execution_key._outdated(app, _env("quick-aaaa"), set(), {"book/01"}, set()) == []  # prose
+    # an edited notebook: the prose pages that glue its figures are read again too
+    assert execution_key._outdated(app, _env("quick-aaaa"), set(), {"notebooks/02"}, set()) == ["book/01", "book/02"]
