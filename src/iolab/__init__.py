@@ -11,8 +11,10 @@ list, never from one below (a test, ``tests/test_layers.py``, enforces it):
    never imports another topic;
 5. ``commands``: ``python -m iolab COMMAND``, one module per topic; nothing imports it.
 
-Beside ``topics`` stands ``homework`` (student editions and the grader), which imports only ``kit``: it
-reads notebooks, it does not run experiments.
+Beside ``topics`` stand ``homework`` (student editions and the grader), which imports only ``kit``: it
+reads notebooks, it does not run experiments; and ``netlab`` (chapter 12's simulated network: two
+network namespaces joined by an impaired link), which imports only ``kit`` too. The servers and the
+load generator run inside its namespaces by name (``kit.netns``), without importing it.
 
 Where new code goes: an experiment of a chapter goes in that chapter's topic; a helper that two topics
 need moves down to ``kit`` (or ``web``, ``servers``, ``load`` if that is what it is about); a command

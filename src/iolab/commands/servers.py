@@ -6,7 +6,7 @@ import argparse
 
 from iolab.commands.argtypes import positive_int
 from iolab.commands.table import Subparsers
-from iolab.kit.sockets import BACKLOG
+from iolab.kit.sockets import BACKLOG, HOST, LAB_NETWORK, check_host
 
 
 def seconds(text: str) -> float:
@@ -27,6 +27,9 @@ def add_serve(sub: Subparsers) -> None:
     # line of every other command does not import the servers.
     p.add_argument("model", choices=["iterative", "threaded", "prefork", "asyncio", "uvloop", "trio", "scratch"])
     p.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free one, printed)")
+    p.add_argument("--host", default=HOST, metavar="ADDRESS",
+                   help=f"the address to listen on: {HOST} (default), or inside a netlab's server namespace "
+                        f"an address of {LAB_NETWORK} (chapter 12)")
     p.add_argument("--backlog", type=positive_int, default=BACKLOG, help=f"accept queue length (default {BACKLOG})")
     p.add_argument(
         "--workers",
@@ -56,8 +59,12 @@ def add_serve(sub: Subparsers) -> None:
         if args.max_connections is not None and model.name in ("iterative", "prefork"):
             p.error(f"--max-connections does not apply to {model.name}: it serves one connection per process "
                     "(its cap is --workers; later clients wait in the backlog)")
+        try:
+            host = check_host(args.host)
+        except ValueError as exc:
+            p.error(str(exc))
         options = Options(model.name, args.port, args.backlog, args.workers, args.reuseport, args.offload,
-                          args.header_timeout, args.keepalive_timeout, args.max_connections)
+                          args.header_timeout, args.keepalive_timeout, args.max_connections, host)
         return model.serve(options)
 
     p.set_defaults(run=run)

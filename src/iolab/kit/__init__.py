@@ -7,6 +7,7 @@
 - ``guard``: fail a command that leaves processes behind;
 - ``machine``: this machine's fingerprint and limits (cores, ``sysctl``, ``ulimit -n``, ``DescriptorLimit``);
 - ``sockets``: listening sockets, the "listening on" line, stopping on a signal;
+- ``netns``: run a program, or this thread, inside a named network namespace (chapter 12);
 - ``loops`` and ``runners``: the asyncio loops by name, and running asyncio or trio from a notebook;
 - ``scale``: the quick/full switch; ``results``: saving measurements; ``plots``: the one figure style;
 - ``paths`` and ``cache``: where the course's data is, and the folder for build caches;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import ipaddress
 import os
 import signal
 import socket
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
     import asyncio
 
 HOST = "127.0.0.1"  # loopback only: a lab server must not be reachable from the network
+# Chapter 12's netlab: a private range that exists only inside the lab's own two network namespaces.
+# A server may listen there (--host), and nowhere else but the loopback.
+LAB_NETWORK = ipaddress.ip_network("10.77.0.0/24")
 # The accept queue (backlog). 1,000 clients connecting at once must not overflow it: past the queue
 # the kernel drops SYNs, the client retries after 1 s, and the lost second looks like server
 # latency. Python's default, min(128, SOMAXCONN), is far too small for the course's experiments;
@@ -28,7 +32,7 @@ RECV_BYTES = 64 * 1024
 # lingering_close does the same).
 LINGER_SECONDS = 1.0
 LISTENING = "listening on http://{host}:{port}"
-LISTENING_PATTERN = r"listening on http://127\.0\.0\.1:(\d+)"
+LISTENING_PATTERN = r"listening on http://(?:127\.0\.0\.1|10\.77\.0\.\d{1,3}):(\d+)"  # group 1: the port
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # accept() errors that mean "out of file descriptors or memory, for now" (trio's own list): an
 # event-loop server waits a little and goes on, rather than end with every connection it holds.
@@ -72,8 +76,21 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def open_listener(port: int = 0, backlog: int = BACKLOG, reuseport: bool = False) -> socket.socket:
-    """A TCP socket listening on 127.0.0.1:``port`` (0: the kernel picks a free port)."""
+def check_host(host: str) -> str:
+    """``host`` if a lab server may listen there (the loopback, or the netlab's range); else ValueError."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        raise ValueError(f"--host {host!r}: give an IPv4 address, 127.0.0.1 or one in {LAB_NETWORK}") from None
+    if str(address) != HOST and address not in LAB_NETWORK:
+        raise ValueError(f"--host {host}: a lab server listens on {HOST}, or inside a netlab namespace on an "
+                         f"address in {LAB_NETWORK}; nowhere a real network could reach it")
+    return str(address)
+
+
+def open_listener(port: int = 0, backlog: int = BACKLOG, reuseport: bool = False, host: str = HOST) -> socket.socket:
+    """A TCP socket listening on ``host``:``port`` (0: the kernel picks a free port); see :func:`check_host`."""
+    host = check_host(host)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         # A restarted server can bind its port at once instead of waiting out TIME_WAIT (60 s).
@@ -81,25 +98,28 @@ def open_listener(port: int = 0, backlog: int = BACKLOG, reuseport: bool = False
         if reuseport:
             # Several sockets on one port; the kernel spreads new connections over them by a hash.
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind((HOST, port))
+        sock.bind((host, port))
         sock.listen(backlog)
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
             raise OSError(exc.errno, f"port {port} is taken by another process; use --port 0 to get a free one") from None
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise OSError(exc.errno, f"{host} is not an address of this network namespace; run the server inside "
+                                     "the netlab's server namespace (python -m iolab netlab status names it)") from None
         raise
     return sock
 
 
-def open_listeners(count: int, port: int = 0, backlog: int = BACKLOG) -> list[socket.socket]:
+def open_listeners(count: int, port: int = 0, backlog: int = BACKLOG, host: str = HOST) -> list[socket.socket]:
     """``count`` SO_REUSEPORT sockets listening on one port: one per worker, each with its own queue.
 
     The parent opens them all before forking, so the port is known and listening before the
     "listening on" line, and no client can arrive before a worker's socket exists.
     """
-    first = open_listener(port, backlog, reuseport=True)
+    first = open_listener(port, backlog, reuseport=True, host=host)
     port = first.getsockname()[1]
-    return [first, *(open_listener(port, backlog, reuseport=True) for _ in range(count - 1))]
+    return [first, *(open_listener(port, backlog, reuseport=True, host=host) for _ in range(count - 1))]
 
 
 def keep_only(listeners: list[socket.socket], index: int) -> socket.socket:

@@ -14,7 +14,8 @@ attack:`` returns once every connection was tried, and a notebook then measures 
 with :func:`iolab.load.run_load` (whose workers are processes of their own) while the attack goes
 on. Leaving the block stops it; ``attack.report()`` says what happened, during or after. Every
 socket is closed when a connection's client ends, on error and on cancel too, and the thread never
-runs past ``seconds``. ``python -m iolab attack`` is :mod:`iolab.commands.attack`.
+runs past ``seconds``. Each takes a ``namespace``: the attack then connects from inside that network
+namespace (chapter 12's netlab client). ``python -m iolab attack`` is :mod:`iolab.commands.attack`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from iolab.kit import machine
+from iolab.kit import machine, netns
 from iolab.kit.loops import LOOPS
 
 # Bounds on what one attack may ask: a typo must not open a million sockets or run for a day.
@@ -113,13 +114,14 @@ class Attack:
     """``count`` connections each running ``play``, on an event loop in a thread, for at most ``seconds``."""
 
     def __init__(self, kind: str, target: str | Address, count: int, seconds: float, play: Play,
-                 before_connect: Callable[[socket.socket], None] | None = None) -> None:
+                 before_connect: Callable[[socket.socket], None] | None = None, namespace: str | None = None) -> None:
         if not 1 <= count <= MAX_COUNT:
             raise ValueError(f"count must be 1..{MAX_COUNT}, not {count}")
         if not 0 < seconds <= MAX_SECONDS:
             raise ValueError(f"seconds must be in (0, {MAX_SECONDS:g}], not {seconds}")
         self.address = address(target)
         self.play, self.before_connect = play, before_connect
+        self.namespace = namespace  # chapter 12: the attack's thread connects from this network namespace
         self._report = AttackReport(kind, count, seconds)
         self._statuses: Counter[int] = Counter()
         self._sockets: set[socket.socket] = set()
@@ -129,6 +131,7 @@ class Attack:
         self._main: asyncio.Task[None] | None = None
         self._started = 0.0
         self._open = 0
+        self._failed: BaseException | None = None  # why the attack's thread could not run at all
 
     # --- from the caller's thread -------------------------------------------------------------------
 
@@ -139,6 +142,9 @@ class Attack:
         self._thread = threading.Thread(target=self._run, name=f"attack-{self._report.kind}", daemon=True)
         self._thread.start()
         self._tried.wait(min(self._report.seconds, CONNECT_TIMEOUT_S * 2))
+        if self._failed is not None:
+            self._thread.join()
+            raise self._failed
         return self
 
     def stop(self) -> AttackReport:
@@ -148,14 +154,16 @@ class Attack:
                 self._loop.call_soon_threadsafe(self._main.cancel)
         if self._thread is not None:
             self._thread.join()
+        if self._failed is not None:
+            raise self._failed
         return self.report()
 
     def run(self) -> AttackReport:
         """Run to the end (``seconds``), blocking; the report."""
         self.start()
         assert self._thread is not None
-        self._thread.join()
-        return self.report()
+        self._thread.join()  # to the end: stop() now only collects
+        return self.stop()
 
     def report(self) -> AttackReport:
         """A copy of what was counted so far."""
@@ -175,9 +183,13 @@ class Attack:
     # --- on the attack's loop ----------------------------------------------------------------------
 
     def _run(self) -> None:
+        # Entered by this thread only: its sockets belong to the namespace, the caller's stay where they are.
+        inside = netns.entered(self.namespace) if self.namespace else contextlib.nullcontext()
         try:
-            with asyncio.Runner(loop_factory=LOOPS["uvloop"]) as runner:
+            with inside, asyncio.Runner(loop_factory=LOOPS["uvloop"]) as runner:
                 runner.run(self._all())
+        except Exception as exc:  # e.g. no such namespace: start() raises it in the caller's thread
+            self._failed = exc
         finally:
             for sock in list(self._sockets):  # whatever a cancelled client left: none, unless a bug
                 sock.close()
@@ -284,7 +296,7 @@ def _trickled_head(host: str) -> bytes:
 
 
 def slowloris(target: str | Address, count: int = 500, byte_every_ms: float = 100.0, seconds: float = 10.0,
-              finish_after_s: float | None = None) -> Attack:
+              finish_after_s: float | None = None, namespace: str | None = None) -> Attack:
     """``count`` clients each trickling a request head, a byte every ``byte_every_ms``; never ended,
     unless ``finish_after_s`` is given: then the head is completed at that time and the answer read."""
     host = address(target)[0]
@@ -307,10 +319,11 @@ def slowloris(target: str | Address, count: int = 500, byte_every_ms: float = 10
                 return True
             await asyncio.sleep(every_s)
 
-    return Attack("slowloris", target, count, seconds, play)
+    return Attack("slowloris", target, count, seconds, play, namespace=namespace)
 
 
-def idle(target: str | Address, count: int = 100, seconds: float = 10.0, request: bool = True) -> Attack:
+def idle(target: str | Address, count: int = 100, seconds: float = 10.0, request: bool = True,
+         namespace: str | None = None) -> Attack:
     """``count`` keep-alive clients that send one request (if ``request``), read the answer, then say nothing."""
     host, port = address(target)
 
@@ -319,11 +332,11 @@ def idle(target: str | Address, count: int = 100, seconds: float = 10.0, request
             attack.send(sock, b"GET / HTTP/1.1\r\nHost: %s:%d\r\n\r\n" % (host.encode(), port))
         return await attack.hold(sock, False)
 
-    return Attack("idle", target, count, seconds, play)
+    return Attack("idle", target, count, seconds, play, namespace=namespace)
 
 
 def slowread(target: str | Address, count: int = 10, seconds: float = 10.0, bytes_per_s: float = 4096.0,
-             path: str = "/static/sprite.png", pipelined: int = 64) -> Attack:
+             path: str = "/static/sprite.png", pipelined: int = 64, namespace: str | None = None) -> Attack:
     """``count`` clients that each ask for ``path`` ``pipelined`` times at once and read the answers at
     ``bytes_per_s``, through a small receive window: the server's sends block once its buffer is full."""
     host, port = address(target)
@@ -343,7 +356,7 @@ def slowread(target: str | Address, count: int = 10, seconds: float = 10.0, byte
                 return True
             await asyncio.sleep(SLOWREAD_TICK_S)
 
-    return Attack("slowread", target, count, seconds, play, before_connect=small_window)
+    return Attack("slowread", target, count, seconds, play, before_connect=small_window, namespace=namespace)
 
 
 ATTACKS = {"slowloris": slowloris, "idle": idle, "slowread": slowread}

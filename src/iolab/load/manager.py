@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from iolab.kit import machine
+from iolab.kit import machine, netns
 from iolab.kit.procs import ManagedProcess, ProcessTimeout, open_process, python_argv
 from iolab.load.histogram import Histogram
 from iolab.load.model import LoadResult, LoadSpec
@@ -146,7 +146,8 @@ def run_load(spec: LoadSpec, progress: bool = False) -> LoadResult:
     check_descriptors(spec.connections, spec.workers)
     with contextlib.ExitStack() as stack:
         workers = [
-            stack.enter_context(open_process(python_argv("-m", "iolab.load.worker", share.to_json())))
+            stack.enter_context(open_process(netns.exec_argv(spec.namespace,
+                                                             python_argv("-m", "iolab.load.worker", share.to_json()))))
             for share in shares(spec)
         ]
         for w in workers:

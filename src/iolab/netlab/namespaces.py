@@ -1,4 +1,4 @@
-"""Network namespaces: create, list, delete them, and run code or commands inside one.
+"""Network namespaces: create, list and delete them (running code inside one is :mod:`iolab.kit.netns`).
 
 A network namespace is a separate copy of the kernel's network stack: its own interfaces, addresses,
 routes, ports and ``/proc/net``. ``ip netns add NAME`` makes one and keeps it alive by bind-mounting
@@ -11,20 +11,19 @@ them: that is how :func:`leftovers` tells a namespace in use from one a dead run
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
+
+from iolab.kit.netns import NETNS_DIR, call_in, entered, exec_argv
+
+__all__ = ["NETNS_DIR", "call_in", "create", "delete", "entered", "exec_argv", "leftovers", "cleanup_leftovers",
+           "list_namespaces", "name_for", "pids"]
 
 PREFIX = "iolab"
-NETNS_DIR = "/var/run/netns"
-CLONE_NEWNET = 0x40000000  # from <sched.h>: setns() into a network namespace
 _NAME = re.compile(rf"^{PREFIX}-(\d+)-")
-T = TypeVar("T")
 
 
 def name_for(role: str, n: int, pid: int | None = None) -> str:
@@ -105,44 +104,3 @@ def cleanup_leftovers() -> list[str]:
     return gone
 
 
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _setns(fd: int) -> None:
-    if _libc.setns(fd, CLONE_NEWNET) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"setns: {os.strerror(err)}")
-
-
-@contextlib.contextmanager
-def entered(name: str) -> Iterator[None]:
-    """Move the calling thread into the namespace ``name`` for the block, then back.
-
-    Only this thread moves (the network namespace is per thread), and only what it creates inside
-    the block belongs to ``name``: a socket keeps the namespace it was created in for its whole life,
-    so a socket made here can be used from anywhere afterwards.
-    """
-    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    try:
-        target = os.open(os.path.join(NETNS_DIR, name), os.O_RDONLY)
-        try:
-            _setns(target)
-        finally:
-            os.close(target)
-        try:
-            yield
-        finally:
-            _setns(home)
-    finally:
-        os.close(home)
-
-
-def call_in(name: str, fn: Callable[..., T], *args: object) -> T:
-    """``fn(*args)`` run by this thread inside the namespace ``name``."""
-    with entered(name):
-        return fn(*args)
-
-
-def exec_argv(name: str, argv: Sequence[str]) -> list[str]:
-    """The command line that runs ``argv`` inside ``name``."""
-    return ["ip", "netns", "exec", name, *argv]

@@ -25,7 +25,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from iolab.kit import procs
-from iolab.kit.sockets import BACKLOG, LISTENING_PATTERN
+from iolab.kit import netns
+from iolab.kit.sockets import BACKLOG, HOST, LISTENING_PATTERN
 from iolab.web import julia
 
 # How long a server may take to print its "listening on" line: importing the CLI (pandas) and
@@ -47,6 +48,7 @@ class Options:
     header_timeout: float | None = None  # a begun request must be complete within this: 408 and close
     keepalive_timeout: float | None = None  # an idle connection is closed after this
     max_connections: int | None = None  # beyond this, a new connection is closed at once
+    host: str = HOST  # 127.0.0.1, or (chapter 12) an address of the netlab's server namespace
 
 
 @dataclass(frozen=True)
@@ -84,11 +86,12 @@ class Server:
     model: str
     port: int
     process: procs.ManagedProcess
+    host: str = HOST
 
     @property
     def url(self) -> str:
         """The base URL, e.g. ``http://127.0.0.1:41234``."""
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     @property
     def pid(self) -> int:
@@ -97,12 +100,15 @@ class Server:
 
 
 def serve_argv(
-    model: str, *, workers: int | None = None, backlog: int = BACKLOG, port: int = 0, extra_args: Sequence[str] = ()
+    model: str, *, workers: int | None = None, backlog: int = BACKLOG, port: int = 0, extra_args: Sequence[str] = (),
+    host: str = HOST,
 ) -> list[str]:
     """The command line of ``python -m iolab serve`` for these settings."""
     if model not in MODELS:
         raise ValueError(f"unknown server model {model!r}; the models are: {', '.join(MODELS)}")
     argv = procs.python_argv("-m", "iolab", "serve", model, "--port", str(port), "--backlog", str(backlog))
+    if host != HOST:
+        argv += ["--host", host]
     if workers is not None:
         argv += ["--workers", str(workers)]
     return argv + list(extra_args)
@@ -116,17 +122,21 @@ def open_server(
     backlog: int = BACKLOG,
     port: int = 0,
     extra_args: Sequence[str] = (),
+    host: str = HOST,
+    namespace: str | None = None,
 ) -> Iterator[Server]:
     """Start ``python -m iolab serve MODEL`` and wait until it listens; leaving the block stops it and its workers.
 
     The server uses this process's Julia calibration (``iolab.web.julia.CALIBRATION_ENV``), so servers
-    started here do the same work for the same ``/julia?ms=``.
+    started here do the same work for the same ``/julia?ms=``. Chapter 12 runs it inside a netlab's
+    server namespace: ``open_server(model, host=lab.server_ip, namespace=lab.server_ns)``.
     """
-    argv = serve_argv(model, workers=workers, backlog=backlog, port=port, extra_args=extra_args)
+    argv = netns.exec_argv(namespace, serve_argv(model, workers=workers, backlog=backlog, port=port,
+                                                 extra_args=extra_args, host=host))
     calibration = {julia.CALIBRATION_ENV: f"{julia.seconds_per_pixel() * 1e9:.1f}"}
     with procs.open_process(argv, env=calibration) as process:
         match = process.wait_for_line(LISTENING_PATTERN, timeout=START_SECONDS)
-        yield Server(model, int(match[1]), process)
+        yield Server(model, int(match[1]), process, host)
 
 
 __all__ = ["MODELS", "Model", "Options", "Server", "open_server", "serve_argv"]

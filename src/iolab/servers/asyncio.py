@@ -237,9 +237,9 @@ def serve(options: Options) -> int:
     """Run the asyncio (or uvloop) server until stopped, in ``options.workers`` processes if given; the exit code."""
     app = App()
     if options.workers:
-        listeners = sockets.open_listeners(options.workers, options.port, options.backlog)
+        listeners = sockets.open_listeners(options.workers, options.port, options.backlog, options.host)
         jobs = [functools.partial(_serve_own, listeners, i, app, options) for i in range(options.workers)]
         return workers.serve_workers(jobs, listeners)
-    with sockets.open_listener(options.port, options.backlog) as listener:
+    with sockets.open_listener(options.port, options.backlog, host=options.host) as listener:
         _run(listener, app, options, ready=functools.partial(sockets.announce, listener))
     return 0

@@ -91,7 +91,7 @@ def serve_connection(sock: socket.socket, app: App, limits: Limits = NO_LIMITS) 
 def serve_in_this_process(options: Options, serve_listener: Callable[[socket.socket, App, Limits], None]) -> int:
     """Listen, announce, and run ``serve_listener`` in this process until stopped; the exit code."""
     app = App()
-    with sockets.open_listener(options.port, options.backlog) as listener:
+    with sockets.open_listener(options.port, options.backlog, host=options.host) as listener:
         sockets.announce(listener)
         serve_listener(listener, app, Limits.from_options(options))
     return 0

@@ -24,10 +24,10 @@ def serve(options: Options) -> int:
     count = options.workers or os.cpu_count() or 1
     limits = Limits.from_options(options)
     if options.reuseport:
-        listeners = sockets.open_listeners(count, options.port, options.backlog)
+        listeners = sockets.open_listeners(count, options.port, options.backlog, options.host)
         jobs = [functools.partial(_serve_own, listeners, i, app, limits) for i in range(count)]
     else:
-        listeners = [sockets.open_listener(options.port, options.backlog)]
+        listeners = [sockets.open_listener(options.port, options.backlog, host=options.host)]
         jobs = [functools.partial(_serve_shared, listeners[0], app, limits)] * count
     try:
         return workers.serve_workers(jobs, listeners)

@@ -118,7 +118,7 @@ async def _accept_forever(loop: EventLoop, listener: socket.socket, app: App, li
 def serve(options: Options) -> int:
     """Run the from-scratch loop's server until stopped; the exit code."""
     app = App()
-    with sockets.open_listener(options.port, options.backlog) as listener, sockets.stopped_by_signals():
+    with sockets.open_listener(options.port, options.backlog, host=options.host) as listener, sockets.stopped_by_signals():
         loop = EventLoop()
         try:
             announce = functools.partial(sockets.announce, listener)

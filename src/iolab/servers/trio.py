@@ -119,6 +119,6 @@ async def _accept_forever(listener: socket.socket, app: App, limits: Limits, nur
 def serve(options: Options) -> int:
     """Run the trio server until stopped; the exit code."""
     app = App()
-    with sockets.open_listener(options.port, options.backlog) as listener:
+    with sockets.open_listener(options.port, options.backlog, host=options.host) as listener:
         trio.run(serve_listener, listener, app, functools.partial(sockets.announce, listener), Limits.from_options(options))
     return 0
