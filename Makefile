@@ -46,7 +46,8 @@ unit: env
 # The rest run two at a time; nbval in parallel needs --dist loadfile (plain -n 2 would split one
 # notebook's cells across workers).
 SOLO_NOTEBOOKS := notebooks/01-processes.ipynb notebooks/04-prefork.ipynb notebooks/05-event-loop.ipynb \
-                  notebooks/07-upstreams.ipynb notebooks/09-databases.ipynb notebooks/11-shootout.ipynb
+                  notebooks/07-upstreams.ipynb notebooks/09-databases.ipynb notebooks/11-shootout.ipynb \
+                  notebooks/12-networks.ipynb
 SHARED_NOTEBOOKS := $(filter-out $(SOLO_NOTEBOOKS),$(wildcard notebooks/*.ipynb))
 NBVAL := IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -p no:cacheprovider --nbval-lax --nbval-current-env
 

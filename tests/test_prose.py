@@ -98,6 +98,10 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("11-measuring.md", "1 ms", CONFIGURED + ": the route's CPU cost (/julia?ms=1)"),
     ("11-measuring.md", "20 ms", CONFIGURED + ": the route's CPU cost (/julia?ms=20)"),
     ("11-measuring.md", "2 ×", CONFIGURED + ": pre-fork children from 1 to 2 x cores"),
+    ("12-networks.md", "50 ms", CONFIGURED + ": the link's round trip in the keep-alive and TLS experiments"),
+    ("12-networks.md", "10 ms", CONFIGURED + ": the link's round trip in the loss experiment"),
+    ("12-networks.md", "1%", CONFIGURED + ": the link's loss rate in the loss experiment"),
+    ("12-networks.md", "200 ms", "Linux's minimum retransmission timeout, TCP_RTO_MIN, fixed in the kernel"),
 ]
 
 

@@ -22,6 +22,7 @@ from iolab.commands.homework import add_homework
 from iolab.commands.load import add_load
 from iolab.commands.locks import add_locks
 from iolab.commands.netlab import add_netlab
+from iolab.commands.networks import add_networks
 from iolab.commands.prefork import add_balance
 from iolab.commands.processes import add_costs, add_cow, add_julia
 from iolab.commands.servers import add_serve
@@ -46,7 +47,7 @@ CHAPTERS: list[tuple[str, list[Callable[[Subparsers], None]]]] = [
     ("8  locking costs", [add_locks]),
     ("9  databases", [add_db]),
     ("10 the c10k shoot-out", [add_sleepers]),
-    ("12 slow clients and real networks", [add_netlab]),
+    ("12 slow clients and real networks", [add_netlab, add_networks]),
 ]
 
 
