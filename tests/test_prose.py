@@ -243,3 +243,11 @@ def test_figures_that_need_an_optional_tool_are_pasted_as_text():
         if any(p.match(key) for p in optional) and spec != "s"
     ]
     assert not wrong, "paste these with :s (a missing tool's words are no number):\n" + "\n".join(wrong)
+
+
+def test_every_glue_text_reference_names_its_format() -> None:
+    # myst-nb splits `{glue:text}` at the last colon: without a format, "path::key" loses its key and the
+    # build fails with "No key '...ipynb:' found" only after every notebook has run.
+    bare = [f"{page.name}: {ref}" for page in sorted(BOOK.glob("*.md"))
+            for ref in re.findall(r"\{glue:text\}`([^`]*)`", page.read_text()) if not re.search(r"::[^:]+:[^:]+$", ref)]
+    assert not bare, bare
