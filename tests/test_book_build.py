@@ -79,11 +79,23 @@ def _env(key: str | None) -> SimpleNamespace:
     return env
 
 
-def test_pages_read_again() -> None:
-    app = SimpleNamespace(iolab_execution_key="quick-aaaa")
+def test_pages_read_again(tmp_path: Path) -> None:
+    app = SimpleNamespace(iolab_execution_key="quick-aaaa", doctreedir=str(tmp_path))
     everything = sorted(_env(None).found_docs)
     assert execution_key._outdated(app, _env(None), set(), set(), set()) == everything  # first build
     assert execution_key._outdated(app, _env("quick-bbbb"), set(), set(), set()) == everything  # new key
     assert execution_key._outdated(app, _env("quick-aaaa"), set(), {"book/01"}, set()) == []  # prose
     # an edited notebook: the prose pages that glue its figures are read again too
     assert execution_key._outdated(app, _env("quick-aaaa"), set(), {"notebooks/02"}, set()) == ["book/01", "book/02"]
+
+
+def test_a_build_with_warnings_makes_the_next_read_everything(tmp_path: Path) -> None:
+    app = SimpleNamespace(iolab_execution_key="quick-aaaa", doctreedir=str(tmp_path), _warncount=3)
+    execution_key._finished(app, None)
+    everything = sorted(_env("quick-aaaa").found_docs)
+    assert execution_key._outdated(app, _env("quick-aaaa"), set(), set(), set()) == everything
+    assert execution_key._outdated(app, _env("quick-aaaa"), set(), set(), set()) == []  # once
+    execution_key._finished(SimpleNamespace(doctreedir=str(tmp_path), _warncount=0), None)
+    assert execution_key._outdated(app, _env("quick-aaaa"), set(), set(), set()) == []
+    execution_key._finished(SimpleNamespace(doctreedir=str(tmp_path), _warncount=0), RuntimeError("failed"))
+    assert execution_key._outdated(app, _env("quick-aaaa"), set(), set(), set()) == everything

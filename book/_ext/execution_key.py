@@ -7,6 +7,10 @@ those (``_build/.jupyter_cache/<scale>-<key>``): change any of them and every no
 (the safe answer, not the finest one); change only prose and nothing runs; change one notebook and
 only it runs. Sphinx's own incremental build is told the same: when the key changes, every page is
 re-read, and when a notebook is re-read, so are the prose pages that glue its figures.
+
+One more rule keeps ``--warningiserror`` honest: Sphinx reports a page's warnings only when it reads
+or writes that page, so a rebuild after a failed build, with nothing changed, would pass. After a
+build with warnings, the next one reads every page again (the notebooks from the cache).
 """
 
 from __future__ import annotations
@@ -64,9 +68,17 @@ def _set_cache(app, config) -> None:
     app.iolab_execution_key = Path(config.nb_execution_cache_path).name
 
 
+WARNED = ".iolab-warned"  # in the doctree folder: the last build had warnings (or failed)
+
+
 def _outdated(app, env, added, changed, removed) -> list[str]:
-    """Pages to read again besides those Sphinx found changed: all after a key change; prose after a notebook."""
+    """Pages to read again besides those Sphinx found changed: all after a key change or a build with
+    warnings; the prose pages after a notebook."""
     notebooks = {doc for doc in env.found_docs if doc.startswith("notebooks/")}
+    warned = Path(app.doctreedir) / WARNED
+    if warned.exists():
+        warned.unlink()
+        return sorted(env.found_docs)
     if getattr(env, "iolab_execution_key", None) != app.iolab_execution_key:
         env.iolab_execution_key = app.iolab_execution_key
         return sorted(env.found_docs)
@@ -75,7 +87,15 @@ def _outdated(app, env, added, changed, removed) -> list[str]:
     return []
 
 
+def _finished(app, exception) -> None:
+    """Remember a build that failed or warned, so that the next one reports its warnings again."""
+    if exception is not None or getattr(app, "_warncount", 0):
+        Path(app.doctreedir).mkdir(parents=True, exist_ok=True)
+        (Path(app.doctreedir) / WARNED).touch()
+
+
 def setup(app):
     app.connect("config-inited", _set_cache)
     app.connect("env-get-outdated", _outdated)
+    app.connect("build-finished", _finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
