@@ -49,13 +49,23 @@ def add_sleepers(sub: Subparsers) -> None:
         except (ValueError, DescriptorLimit) as exc:  # a bad combination, said in one line
             p.error(str(exc))
         summary = result.summary()
+        phases = None
+        if result.marks and result.status == "completed":  # the asyncio program's sleep mode
+            from iolab.topics.c10k.phases import breakdown
+
+            phases = breakdown(result)
         if args.json:
+            if phases is not None:
+                summary["phases"] = phases[["phase", "seconds", "collector_s"]].round(4).to_dict("records")
             print(json.dumps(summary))
         else:
             width = max(map(len, summary))
             for key, value in summary.items():
                 shown = f"{value:,.2f}" if isinstance(value, float) else value
                 print(f"{key:>{width}}  {shown}")
+            if phases is not None:
+                print("\nwhere the wall time went (the last sleeper's path):")
+                print(phases.round(3).to_string(index=False))
         return 0 if result.status in ("completed", "held", "skipped") else 1
 
     p.set_defaults(run=run)

@@ -13,7 +13,7 @@ import os
 import socket
 import sys
 
-from iolab.topics.c10k import collector, protocol
+from iolab.topics.c10k import collector, phases, protocol
 
 
 async def read_pipe(fd: int) -> None:
@@ -32,6 +32,7 @@ async def read_socket(mine: socket.socket) -> None:
 
 async def run(args: protocol.Args) -> None:
     clock = collector.start(args.gc)
+    marks = phases.Marks(clock)  # the steps of the last sleeper's path, for phases.breakdown
     completed = 0
     all_finished = asyncio.Event()
 
@@ -59,15 +60,21 @@ async def run(args: protocol.Args) -> None:
             tasks.append(asyncio.create_task(read_socket(protocol.silent_socket(keep))))
 
     protocol.start_all(args.count, start_one)
+    marks.note("created")
     if args.mode != "sleep":
         await asyncio.sleep(args.seconds)
         protocol.done(0, clock.readings())
         os._exit(0)  # the readers never finish: leave without cancelling thousands of them
     if args.count:
+        # Each new task's first step is queued behind the others; this task's next step is queued
+        # behind them all. When it runs, every sleeper has set its timer.
+        await asyncio.sleep(0)
+        marks.note("timers_set")
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(args.seconds + 60 + args.count / 1000):
                 await all_finished.wait()
-    protocol.done(completed, clock.readings())
+        marks.note("woken")
+    protocol.done(completed, clock.readings() | marks.details())
 
 
 def main(argv: list[str]) -> int:

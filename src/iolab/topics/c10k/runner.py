@@ -23,14 +23,17 @@ from typing import TYPE_CHECKING, Any
 
 from iolab.kit.machine import DescriptorLimit
 from iolab.kit.procs import ManagedProcess, ProcessFailed, ProcessTimeout, open_process
-from iolab.topics.c10k import launch, limits, protocol, sampler
+from iolab.topics.c10k import launch, limits, phases, protocol, sampler
 from iolab.topics.c10k.runtimes import RUNTIMES
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# How often the runner checks on its program: the resolution of the measured wall time.
+# How often the runner checks on its program.
 POLL_S = 0.02
+# How often it checks for the exit of a program that said DONE: the resolution of the measured wall
+# time. The exit follows within tens of milliseconds; at POLL_S it was seen 10 ms late on average.
+EXIT_POLL_S = 0.002
 # Modes whose readers never finish: the runner holds them until their thread count settles, then stops them.
 BLOCKED_MODES = ("pipe", "socket")
 # What the "fed" mode's writer puts in the pipe, as `yes` does: lines of "y", a pipe's worth at a time.
@@ -71,11 +74,14 @@ class Run:
     error: str | None = None  # the limit met, in words; None if none
     gc: bool = True  # the Python programs: False if their cyclic garbage collector was switched off
     gc_s: float | None = None  # the Python programs: time spent in that collector, as they report it
+    # The asyncio program's sleep mode: when it reached each step of its last sleeper's path, s after
+    # the start, with its collector's seconds by then (see phases.breakdown).
+    marks: dict[str, tuple[float, float]] | None = field(default=None, repr=False)
     samples: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def summary(self) -> dict[str, Any]:
-        """The run as one JSON-ready dict, without its samples."""
-        return {k: v for k, v in asdict(self).items() if k != "samples"}
+        """The run as one JSON-ready dict, without its samples and marks (``phases.breakdown`` reads those)."""
+        return {k: v for k, v in asdict(self).items() if k not in ("samples", "marks")}
 
     def samples_frame(self) -> "pd.DataFrame":
         """The samples, one row each, labelled with the runtime and mode."""
@@ -201,7 +207,7 @@ def _wait_for_end(out: _Output, watch: sampler.Watch, deadline: float, ceiling_m
     while out.proc.poll() is None:  # it said DONE or FAILED: now it exits
         if reason := _stop_reason(watch, deadline, ceiling_mb):
             return reason
-        time.sleep(POLL_S)
+        time.sleep(EXIT_POLL_S)
     return None
 
 
@@ -318,6 +324,7 @@ def run(
         error=error,
         gc=gc,
         gc_s=(report.done or {}).get("gc_s"),
+        marks=phases.since(report.done, watch.start),
         samples=watch.samples,
     )
 
