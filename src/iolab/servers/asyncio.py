@@ -102,7 +102,8 @@ class HttpProtocol(asyncio.Protocol):
                 self._stop_timer()  # not reading: no read to time out until the effect is done
                 self.effect = asyncio.get_running_loop().create_task(self._answer_later(item, outcome))
                 return
-        self._wait_for_bytes()
+        if self.clock is not None:  # tested here, not in the call: this runs once per request
+            self._wait_for_bytes()
 
     # --- timeouts: a timer per connection, re-armed only when the deadline moves -------------------
 
