@@ -67,32 +67,46 @@ class Connection(asyncio.Protocol):
         self.transport.write(data)
 
     def data_received(self, data: bytes) -> None:
+        if self.need < 0 and not self.buffer:
+            # The usual read: it begins a response and holds all of it (the course's answers are
+            # small). Framed where it lies, without a copy into the buffer and out again; with the
+            # bounded finds of _parse_head, framing one of nginx's answers went from 1.0 to 0.8 us
+            # of pure Python on the course machine (issue 18).
+            if not self._parse_head(data):
+                if self.need < 0:  # an incomplete head: wait for the rest
+                    self.buffer += data
+                return
+            if len(data) >= self.need:
+                size, self.need = self.need, -1
+                self.listener.answered(self, self.status, size)
+                return
         buffer = self.buffer
         buffer += data
-        if self.need < 0 and not self._parse_head():
+        if self.need < 0 and not self._parse_head(buffer):
             return
         if len(buffer) >= self.need:
-            size = self.need
-            self.need = -1
+            size, self.need = self.need, -1
             buffer.clear()  # one request in flight: nothing after the body belongs to us
             self.listener.answered(self, self.status, size)
 
-    def _parse_head(self) -> bool:
-        """Read status, Content-Length and Connection from a complete head; False if incomplete."""
-        end = self.buffer.find(b"\r\n\r\n")
+    def _parse_head(self, data: bytes | bytearray) -> bool:
+        """Read status, Content-Length and Connection from a complete head in ``data`` (which begins
+        the response); False if incomplete or broken (``failed`` was called for a broken one)."""
+        end = data.find(b"\r\n\r\n")
         if end < 0:
-            if len(self.buffer) > MAX_HEAD_BYTES:
+            if len(data) > MAX_HEAD_BYTES:
                 self.listener.failed(self, "bad_response")
             return False
-        head = self.buffer[:end]
-        start = head.find(b"\r\nContent-Length:")  # as nginx and the course's servers spell it
+        # Every find stops at the end of the head: the body is never searched, nor copied.
+        start = data.find(b"\r\nContent-Length:", 0, end)  # as nginx and the course's servers spell it
+        head = data
         if start < 0:
-            head = head.lower()
+            head = data[:end].lower()
             start = head.find(b"\r\ncontent-length:")
-        line_end = head.find(b"\r\n", start + 2)
+        line_end = head.find(b"\r\n", start + 2, end)
         try:
-            self.status = int(head[9:12])  # b"http/1.1 200 ok"
-            length = int(head[start + 17 : line_end if line_end > 0 else len(head)]) if start >= 0 else -1
+            self.status = int(data[9:12])  # b"HTTP/1.1 200 OK"
+            length = int(head[start + 17 : line_end if line_end > 0 else end]) if start >= 0 else -1
         except ValueError:
             length = -1
         if length < 0:
@@ -100,7 +114,7 @@ class Connection(asyncio.Protocol):
             return False
         # "Connection"/"connection", "close"/"Close": the spellings servers use, without lower()
         # on every response.
-        self.close_after = b"onnection: close" in head or b"onnection: Close" in head
+        self.close_after = data.find(b"onnection: close", 0, end) >= 0 or data.find(b"onnection: Close", 0, end) >= 0
         self.need = end + 4 + length
         return True
 
