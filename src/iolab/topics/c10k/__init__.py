@@ -9,6 +9,7 @@ The package is laid out by idea, one module each:
 - ``launch``: the launcher that runs a program under the runner's limits;
 - ``sampler``: memory, the kernel's share and OS threads of a process over time, from ``/proc``;
 - ``runner``: one runtime in a child process under limits (``run``), or several (``shootout``);
+- ``phases``: where an asyncio run's wall time goes beyond its sleep (``breakdown``);
 - ``blocked``: readers blocked on pipes and sockets, OS threads as their number grows;
 - ``amdahl``: the 90%-waiting request against the kit's server;
 (``python -m iolab sleepers`` is in :mod:`iolab.commands.c10k`.)
@@ -21,6 +22,7 @@ from iolab.kit.lazy import lazy_exports
 
 _EXPORTS = {
     "blocked_reads": "blocked",
+    "breakdown": "phases",
     "MachineLimits": "limits",
     "ThreadCosts": "limits",
     "machine_limits": "limits",
