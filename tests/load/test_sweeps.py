@@ -102,3 +102,86 @@ def test_leaving_the_turns_early_stops_the_running_servers() -> None:
         for _ in turns:
             raise RuntimeError("a run failed")
     assert log == ["start A", "start B", "stop B", "stop A"]
+
+
+class FakeRun:
+    """Stands in for ``run_load``: requests/s from ``rps(url, how many runs that url has had)``."""
+
+    def __init__(self, rps) -> None:
+        self.rps, self.calls, self.runs = rps, 0, {}
+
+    def __call__(self, spec):
+        self.calls += 1
+        self.runs[spec.url] = self.runs.get(spec.url, 0) + 1
+        return FakeResult(self.rps(spec.url, self.runs[spec.url]))
+
+
+class FakeResult:
+    def __init__(self, rps: float) -> None:
+        self.rps, self.errors = rps, {}
+
+    def to_dict(self) -> dict[str, float]:
+        return {name: 0 for name in sweeps.FIGURES} | {"rps": self.rps}
+
+
+@pytest.mark.parametrize("interleave", [False, True])
+def test_a_steady_sweep_stops_after_two_rounds(monkeypatch: pytest.MonkeyPatch, interleave: bool) -> None:
+    fake = FakeRun(lambda url, n: 1000.0 + n % 2)  # 0.1% apart
+    monkeypatch.setattr(sweeps, "run_load", fake)
+    df = sweeps.sweep([{"model": "iterative"}, {"model": "iterative"}],
+                      [{"connections": 1}, {"connections": 2}], repeats=5, warmup_s=0, progress=False,
+                      interleave=interleave, until_spread_pct=10)
+    assert len(df) == 2 * 2 * 2 and fake.calls == 8
+    assert sorted(df.repeat.unique()) == [0, 1]
+    assert sweeps.spread(df, ["connections"]).runs.eq(4).all()
+
+
+@pytest.mark.parametrize("interleave", [False, True])
+def test_a_noisy_sweep_runs_every_repeat(monkeypatch: pytest.MonkeyPatch, interleave: bool) -> None:
+    fake = FakeRun(lambda url, n: 1000.0 if n % 2 else 1500.0)  # each server's runs 40% apart
+    monkeypatch.setattr(sweeps, "run_load", fake)
+    df = sweeps.sweep([{"model": "iterative"}, {"model": "iterative"}], [{"connections": 1}], repeats=4,
+                      warmup_s=0, progress=False, interleave=interleave, until_spread_pct=10)
+    assert len(df) == 2 * 4 and sorted(df.repeat.unique()) == [0, 1, 2, 3]
+
+
+def test_only_the_noisy_server_repeats_when_servers_take_turns_one_after_another(monkeypatch: pytest.MonkeyPatch) -> None:
+    urls: list[str] = []
+
+    def rps(url: str, n: int) -> float:
+        if url not in urls:
+            urls.append(url)
+        return 1000.0 if urls.index(url) == 0 else 1000.0 + 500 * (n % 2)  # the first steady, the second not
+
+    monkeypatch.setattr(sweeps, "run_load", FakeRun(rps))
+    df = sweeps.sweep([{"model": "iterative"}, {"model": "iterative"}], [{"connections": 1}], repeats=4,
+                      warmup_s=0, progress=False, until_spread_pct=10)
+    assert list(df.repeat) == [0, 1, 0, 1, 2, 3]
+
+
+def test_without_a_spread_a_sweep_runs_every_repeat_even_when_steady(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeRun(lambda url, n: 1000.0)
+    monkeypatch.setattr(sweeps, "run_load", fake)
+    df = sweeps.sweep([{"model": "iterative"}], [{"connections": 1}], repeats=3, warmup_s=0, progress=False)
+    assert list(df.repeat) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("interleave, expected", [
+    (False, ["0 A", "1 A", "0 B", "1 B", "2 B"]),
+    (True, ["0 A", "0 B", "1 A", "1 B"]),
+])
+def test_turns_end_when_the_caller_has_enough(interleave: bool, expected: list[str]) -> None:
+    log: list[str] = []
+    asked: list[tuple[int, int]] = []
+    openers = [lambda name=name: FakeServer(name, log) for name in "AB"]
+
+    def enough(repeat: int, index: int) -> bool:
+        asked.append((repeat, index))
+        return repeat >= (1 if index == 0 or interleave else 2)
+
+    with sweeps.taking_turns(openers, 4, interleave=interleave, enough=enough) as turns:
+        for repeat, index, server in turns:
+            log.append(f"{repeat} {server.name}")
+    assert [entry for entry in log if not entry.startswith(("start", "stop"))] == expected
+    if interleave:
+        assert asked == [(0, 1), (1, 1)]  # once a round, after the last server

@@ -7,6 +7,11 @@ plot. Repeats are interleaved (setting A, B, C, then A, B, C again) so that a sl
 machine spreads over all settings instead of landing on one; with ``interleave=True``, over all
 servers too. ``taking_turns`` is the part that starts, warms, visits and stops the servers; chapter
 4's :func:`iolab.load.comparisons.load_matrix` uses it as well.
+
+With ``until_spread_pct``, ``repeats`` is the most a sweep runs: it stops early, pyperf-style, once the
+runs of every (server, load) agree to within that spread, so that a quiet machine does not pay for
+the repeats a noisy one needs. The table's ``repeat`` column (and ``spread``'s ``runs``) says how
+many runs were actually made.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ def sweep(
     warmup_s: float = 0.5,
     progress: bool = True,
     interleave: bool = False,
+    until_spread_pct: float | None = None,
 ) -> pd.DataFrame:
     """Run every load in ``loads`` against every server in ``servers``; one row per run.
 
@@ -58,6 +64,13 @@ def sweep(
     Servers run one after another, unless ``interleave``: then all are started at once (idle but
     for their turn) and each repeat loads them all in turn, so that a slow patch of the machine
     spreads over the servers too. Use it for a ratio between servers.
+
+    ``until_spread_pct``: make at most ``repeats`` rounds, but stop after a round (from the second
+    on) once, for every (server, load), the requests/s of its runs so far spread by at most that
+    many percent ((max - min) / median, as :func:`spread` reports it). A fixed count spends the same
+    time on a quiet machine as on a noisy one; a medians' table needs more runs only where they
+    disagree. Sequentially the rule applies per server (its loads), interleaved to all servers at
+    once, since a round ends only after the last server's turn.
     """
 
     def warm_up(server: Server) -> None:
@@ -69,15 +82,36 @@ def sweep(
                               keepalive=first.get("keepalive", True), timeout_s=max(1.0, warmup_s)))
 
     openers = [functools.partial(open_server, **kwargs) for kwargs in servers]
-    rows = []
+    rows: list[dict[str, Any]] = []
+    # rps[server index][load index]: the runs so far, for the stopping rule
+    rps: list[list[list[float]]] = [[[] for _ in loads] for _ in servers]
+
+    def enough(repeat: int, index: int) -> bool:
+        if until_spread_pct is None or repeat < 1:
+            return False
+        which = range(len(servers)) if interleave else [index]
+        return all(_spread_pct(runs) <= until_spread_pct for i in which for runs in rps[i])
+
     bar = tqdm(total=len(servers) * len(loads) * repeats, desc="runs", disable=not progress, leave=False)
-    with bar, taking_turns(openers, repeats, interleave=interleave, warm_up=warm_up) as turns:
+    with bar, taking_turns(openers, repeats, interleave=interleave, warm_up=warm_up, enough=enough) as turns:
         for repeat, index, server in turns:
-            for load in loads:
+            for which, load in enumerate(loads):
                 result = run_load(LoadSpec(server.url + path, **load))
-                rows.append(dict(servers[index]) | dict(load) | {"repeat": repeat} | figures(result))
+                row = dict(servers[index]) | dict(load) | {"repeat": repeat} | figures(result)
+                rps[index][which].append(row["rps"])
+                rows.append(row)
                 bar.update()
     return pd.DataFrame(rows)
+
+
+def _spread_pct(values: Sequence[float]) -> float:
+    """(max - min) / median of ``values``, in percent; infinite with no median to divide by."""
+    if not values:
+        return float("inf")
+    median = float(pd.Series(values, dtype=float).median())
+    if not median > 0:
+        return float("inf")
+    return 100 * (max(values) - min(values)) / median
 
 
 @contextlib.contextmanager
@@ -87,6 +121,7 @@ def taking_turns(
     *,
     interleave: bool = False,
     warm_up: Callable[[S], object] = lambda server: None,
+    enough: Callable[[int, int], bool] | None = None,
 ) -> Iterator[Iterator[tuple[int, int, S]]]:
     """The turns of a benchmark: ``(repeat, index of the server, the running server)``, one per turn.
 
@@ -96,8 +131,14 @@ def taking_turns(
     each repeat visits them in turn. Leaving the block stops every server still running, also when a
     run fails (a generator left to the garbage collector would stop them only when a notebook drops
     its last traceback).
+
+    ``enough(repeat, index)``, if given, is asked at the end of each round whether to stop before
+    ``repeats``: interleaved, after the last server's turn in repeat ``repeat`` (``index`` is then
+    the last server's), and the whole benchmark ends; one after another, after each of a server's
+    turns, and only that server moves on to the next. It lets a caller stop once its runs agree
+    (see ``sweep``'s ``until_spread_pct``) without taking over the starting and stopping.
     """
-    turns = _turns(openers, repeats, interleave, warm_up)
+    turns = _turns(openers, repeats, interleave, warm_up, enough or (lambda repeat, index: False))
     with contextlib.closing(turns):
         yield turns
 
@@ -107,6 +148,7 @@ def _turns(
     repeats: int,
     interleave: bool,
     warm_up: Callable[[S], object],
+    enough: Callable[[int, int], bool],
 ) -> Iterator[tuple[int, int, S]]:
     if interleave:
         with contextlib.ExitStack() as stack:
@@ -115,12 +157,16 @@ def _turns(
                 warm_up(server)
             for repeat in range(repeats):
                 yield from ((repeat, index, server) for index, server in enumerate(started))
+                if enough(repeat, len(started) - 1):
+                    break
         return
     for index, open_ in enumerate(openers):
         with open_() as server:
             warm_up(server)
             for repeat in range(repeats):
                 yield repeat, index, server
+                if enough(repeat, index):
+                    break
 
 
 def spread(df: pd.DataFrame, by: Sequence[str], value: str = "rps") -> pd.DataFrame:
