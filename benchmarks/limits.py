@@ -15,7 +15,9 @@ instead, and prints the median of ``--repeats`` runs (at least 3) of each:
    loaded by wrk, 50 connections, the tiny route.
 
 Runs of the two sides alternate (kit, other, kit, other...) after a warm-up run of each, so that a slow patch of a shared machine lands
-on both. A line that needs nginx or wrk says so and is skipped where they are not installed
+on both. Servers run on one half of the cores and the load on the other (``iolab.kit.placement``): left to
+the scheduler, the same pair of runs gave ratios from 0.72 to 1.05 on 2 cores, depending on whether wrk
+shared a core with the server. ``--no-pin`` leaves placement to the scheduler. A line that needs nginx or wrk says so and is skipped where they are not installed
 (Debian: ``apt install nginx-light wrk``). Measure on a quiet machine: nothing else running.
 ``--quick`` runs tiny versions of all three in seconds, to check that the script works (its figures
 mean nothing).
@@ -31,6 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from iolab.kit.placement import Halves, halves, on_cpus
 from iolab.load import LoadSpec, run_load
 from iolab.load.external import have, missing_note, open_nginx, run_wrk
 from iolab.servers import open_server
@@ -74,8 +77,8 @@ class Line:
         return f"{self.label:<52} {self.measured:<64} {self.target:<9} {verdict}"
 
 
-def sleepers_line(sizes: Sizes, repeats: int) -> Line:
-    """Median wall time of ``repeats`` runs of the asyncio sleepers, with the median breakdown."""
+def sleepers_line(sizes: Sizes, repeats: int, cpus: Halves | None = None) -> Line:
+    """Median wall time of ``repeats`` runs of the asyncio sleepers, with the median breakdown (on every core)."""
     runs = [run_sleepers("asyncio", sizes.sleepers, sizes.sleep_s) for _ in range(repeats)]
     failed = [r for r in runs if r.status != "completed"]
     if failed:
@@ -130,24 +133,26 @@ def missing(*tools: str) -> str | None:
     return next((missing_note(tool) for tool in tools if not have(tool)), None)
 
 
-def generator_line(sizes: Sizes, repeats: int) -> Line:
+def generator_line(sizes: Sizes, repeats: int, cpus: Halves | None) -> Line:
     """The kit's generator against wrk, both on one-worker nginx's tiny route."""
     label = f"generator: kit / wrk, closed loop, {CONNECTIONS} conns, nginx /"
     if note := missing("nginx", "wrk"):
         return Line(label, note, "", None)
-    with open_nginx() as base:
+    with on_cpus(cpus and cpus.server), open_nginx() as base:
         url = base + "/"
-        pairs = alternate(lambda s: kit_rps(url, s), lambda s: wrk_rps(url, s), sizes.load_s, repeats)
+        with on_cpus(cpus and cpus.load):
+            pairs = alternate(lambda s: kit_rps(url, s), lambda s: wrk_rps(url, s), sizes.load_s, repeats)
     return ratio_line(label, "kit", "wrk", pairs)
 
 
-def server_line(sizes: Sizes, repeats: int) -> Line:
+def server_line(sizes: Sizes, repeats: int, cpus: Halves | None) -> Line:
     """The fastest kit server against one-worker nginx, both under wrk on the tiny route."""
     label = f"server: kit {FASTEST_MODEL} / nginx, under wrk, {CONNECTIONS} conns, /"
     if note := missing("nginx", "wrk"):
         return Line(label, note, "", None)
-    with open_nginx() as nginx, open_server(FASTEST_MODEL) as ours:
-        pairs = alternate(lambda s: wrk_rps(ours.url + "/", s), lambda s: wrk_rps(nginx + "/", s), sizes.load_s, repeats)
+    with on_cpus(cpus and cpus.server), open_nginx() as nginx, open_server(FASTEST_MODEL) as ours:
+        with on_cpus(cpus and cpus.load):
+            pairs = alternate(lambda s: wrk_rps(ours.url + "/", s), lambda s: wrk_rps(nginx + "/", s), sizes.load_s, repeats)
     return ratio_line(label, FASTEST_MODEL, "nginx", pairs)
 
 
@@ -157,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny runs, to check that the script works")
     parser.add_argument("--only", choices=["sleepers", "generator", "server"], action="append",
                         help="measure only this figure (may be repeated)")
+    parser.add_argument("--no-pin", action="store_true",
+                        help="leave placement to the scheduler (default: servers on one half of the cores, load on the other)")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
@@ -164,11 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     figures = {"sleepers": sleepers_line, "generator": generator_line, "server": server_line}
     chosen = args.only or list(figures)
     load = os.getloadavg()[0]
-    print(f"{os.cpu_count()} cores, load average {load:.2f} at the start, medians of {args.repeats}"
+    cpus = None if args.no_pin else halves()
+    where = (f"servers on CPUs {sorted(cpus.server)}, load on {sorted(cpus.load)}" if cpus
+             else "placement left to the scheduler")
+    print(f"{os.cpu_count()} cores, load average {load:.2f} at the start, medians of {args.repeats}, {where}"
           + (" (--quick: the figures mean nothing)" if args.quick else ""))
     started = time.monotonic()
     for name in chosen:
-        print(figures[name](sizes, args.repeats), flush=True)
+        print(figures[name](sizes, args.repeats, cpus), flush=True)
     print(f"({time.monotonic() - started:.0f} s)")
     return 0
 

@@ -6,6 +6,7 @@
 - ``together``: N children released at one start line, each timing its own job;
 - ``guard``: fail a command that leaves processes behind;
 - ``machine``: this machine's fingerprint and limits (cores, ``sysctl``, ``ulimit -n``, ``DescriptorLimit``);
+- ``placement``: pinning a server and its load to separate halves of the cores;
 - ``sockets``: listening sockets, the "listening on" line, stopping on a signal;
 - ``netns``: run a program, or this thread, inside a named network namespace (chapter 12);
 - ``loops`` and ``runners``: the asyncio loops by name, and running asyncio or trio from a notebook;
