@@ -41,9 +41,11 @@ def test_a_runtime_whose_tool_is_missing_is_skipped_with_a_note(monkeypatch, tmp
     result = run("go", 1000, 1)
     assert result.status == "skipped"
     assert "`go` is not installed" in result.error
-    summary, samples = shootout(["node", "asyncio"], 50, 0.1)
+    kept = []
+    summary, samples = shootout(["node", "asyncio"], 50, 0.1, keep=kept)
     assert list(summary.status) == ["skipped", "completed"]
     assert set(samples.runtime) == {"asyncio"}
+    assert [r.runtime for r in kept] == ["node", "asyncio"] and kept[1].marks  # the runs themselves, marks and all
 
 
 def test_threads_cost_a_thread_per_blocked_reader_and_event_loops_none():
