@@ -90,7 +90,7 @@ def sweep(
         if until_spread_pct is None or repeat < 1:
             return False
         which = range(len(servers)) if interleave else [index]
-        return all(_spread_pct(runs) <= until_spread_pct for i in which for runs in rps[i])
+        return all(spread_pct(runs) <= until_spread_pct for i in which for runs in rps[i])
 
     bar = tqdm(total=len(servers) * len(loads) * repeats, desc="runs", disable=not progress, leave=False)
     with bar, taking_turns(openers, repeats, interleave=interleave, warm_up=warm_up, enough=enough) as turns:
@@ -104,7 +104,7 @@ def sweep(
     return pd.DataFrame(rows)
 
 
-def _spread_pct(values: Sequence[float]) -> float:
+def spread_pct(values: Sequence[float]) -> float:
     """(max - min) / median of ``values``, in percent; infinite with no median to divide by."""
     if not values:
         return float("inf")

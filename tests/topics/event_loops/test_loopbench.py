@@ -23,3 +23,24 @@ def test_an_inline_julia_set_delays_tiny_requests_by_about_its_own_cost():
     # A tiny request that arrives during a 60 ms computation waits for the rest of it.
     assert beside.max_ms > 30
     assert beside.max_ms > alone.max_ms
+
+
+@pytest.mark.parametrize("rps, rounds", [(lambda n: 1000.0 + n % 2, 2), (lambda n: 1000.0 + 500 * (n % 2), 4)])
+def test_compare_loops_stops_once_the_runs_agree(monkeypatch, rps, rounds):
+    calls = []
+
+    class Fake:
+        def __init__(self, n):
+            self.errors, self.n = {}, n
+
+        def to_dict(self):
+            return {name: 1.0 for name in loopbench.FIGURES} | {"rps": rps(self.n)}
+
+    def fake_run(spec):
+        calls.append(spec.url)
+        return Fake(sum(url == spec.url for url in calls))  # the model's own run count: steady or alternating
+
+    monkeypatch.setattr(loopbench, "run_load", fake_run)
+    df = loopbench.compare_loops(["asyncio", "uvloop"], repeats=4, until_spread_pct=10)
+    assert sorted(df.repeat.unique()) == list(range(rounds))
+    assert len(df) == 2 * rounds

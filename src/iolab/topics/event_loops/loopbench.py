@@ -21,6 +21,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from iolab.load import LoadResult, LoadSpec, run_load
+from iolab.load.sweeps import spread_pct
 from iolab.servers import open_server
 
 WARMUP_S = 0.3  # a first run is slower (imports, caches, the kernel's socket structures): not recorded
@@ -40,17 +41,29 @@ def compare_loops(
     duration_s: float = 2.0,
     repeats: int = 3,
     progress: bool = False,
+    until_spread_pct: float | None = None,
 ) -> pd.DataFrame:
-    """Closed-loop runs on the tiny route, ``repeats`` rounds of every model in turn; one row per run."""
+    """Closed-loop runs on the tiny route, ``repeats`` rounds of every model in turn; one row per run.
+
+    ``until_spread_pct``: stop after a round (from the second on) once every model's requests/s so
+    far spread by at most that many percent, as :func:`iolab.load.sweeps.sweep` does; ``repeats`` is
+    then the most. The ``repeat`` column says how many rounds were made.
+    """
     rows = []
     with contextlib.ExitStack() as stack:
         servers = {model: stack.enter_context(open_server(model)) for model in models}
         for server in servers.values():
             run_load(LoadSpec(server.url + "/", connections=connections, duration_s=WARMUP_S))
-        rounds = [(repeat, model) for repeat in range(repeats) for model in models]
-        for repeat, model in tqdm(rounds, desc="runs", disable=not progress, leave=False):
-            result = run_load(LoadSpec(servers[model].url + "/", connections=connections, duration_s=duration_s))
-            rows.append({"model": model, "repeat": repeat, "connections": connections} | _figures(result))
+        bar = stack.enter_context(tqdm(total=repeats * len(models), desc="runs", disable=not progress, leave=False))
+        for repeat in range(repeats):
+            for model in models:
+                result = run_load(LoadSpec(servers[model].url + "/", connections=connections, duration_s=duration_s))
+                rows.append({"model": model, "repeat": repeat, "connections": connections} | _figures(result))
+                bar.update()
+            if until_spread_pct is not None and repeat >= 1 and all(
+                spread_pct([row["rps"] for row in rows if row["model"] == model]) <= until_spread_pct for model in models
+            ):
+                break
     return pd.DataFrame(rows)
 
 
