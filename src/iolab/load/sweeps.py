@@ -106,7 +106,7 @@ def sweep(
 
 def spread_pct(values: Sequence[float]) -> float:
     """(max - min) / median of ``values``, in percent; infinite with no median to divide by."""
-    if not values:
+    if len(values) == 0:  # a list, or a pandas group (spread aggregates with this function)
         return float("inf")
     median = float(pd.Series(values, dtype=float).median())
     if not median > 0:
@@ -171,6 +171,5 @@ def _turns(
 
 def spread(df: pd.DataFrame, by: Sequence[str], value: str = "rps") -> pd.DataFrame:
     """Median, min, max and relative spread ((max - min) / median, in %) of ``value`` per group."""
-    stats = df.groupby(list(by))[value].agg(["median", "min", "max", "count"]).reset_index()
-    stats["spread_pct"] = 100 * (stats["max"] - stats["min"]) / stats["median"]
+    stats = df.groupby(list(by))[value].agg(["median", "min", "max", "count", spread_pct]).reset_index()
     return stats.rename(columns={"median": f"{value}_median", "min": f"{value}_min", "max": f"{value}_max", "count": "runs"})
