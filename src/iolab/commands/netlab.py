@@ -37,7 +37,9 @@ def add_netlab(sub: Subparsers) -> None:
             print(missing, file=sys.stderr)
             return 1
         # A closed terminal or a kill ends the lab as Ctrl-C does: through the ``with``, which cleans up.
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        # SIGINT too: a program started with SIGINT ignored (a background job of a script, some test
+        # runners' children) inherits that, and Python then leaves Ctrl-C ignored.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.default_int_handler)
         try:
             with open_netlab(**settings, seed=args.seed) as lab:
