@@ -13,7 +13,7 @@ Two experiments, each a table with one row per run:
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,8 +21,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from iolab.load import LoadResult, LoadSpec, run_load
-from iolab.load.sweeps import spread_pct
-from iolab.servers import open_server
+from iolab.load.sweeps import spread_pct, taking_turns
+from iolab.servers import Server, open_server
 
 WARMUP_S = 0.3  # a first run is slower (imports, caches, the kernel's socket structures): not recorded
 # The headline figures kept from a run; p50_ms.. are the corrected latencies in open loop.
@@ -49,21 +49,23 @@ def compare_loops(
     far spread by at most that many percent, as :func:`iolab.load.sweeps.sweep` does; ``repeats`` is
     then the most. The ``repeat`` column says how many rounds were made.
     """
-    rows = []
-    with contextlib.ExitStack() as stack:
-        servers = {model: stack.enter_context(open_server(model)) for model in models}
-        for server in servers.values():
-            run_load(LoadSpec(server.url + "/", connections=connections, duration_s=WARMUP_S))
-        bar = stack.enter_context(tqdm(total=repeats * len(models), desc="runs", disable=not progress, leave=False))
-        for repeat in range(repeats):
-            for model in models:
-                result = run_load(LoadSpec(servers[model].url + "/", connections=connections, duration_s=duration_s))
-                rows.append({"model": model, "repeat": repeat, "connections": connections} | _figures(result))
-                bar.update()
-            if until_spread_pct is not None and repeat >= 1 and all(
-                spread_pct([row["rps"] for row in rows if row["model"] == model]) <= until_spread_pct for model in models
-            ):
-                break
+    rows: list[dict[str, Any]] = []
+    openers = [functools.partial(open_server, model) for model in models]
+
+    def warm_up(server: Server) -> None:
+        run_load(LoadSpec(server.url + "/", connections=connections, duration_s=WARMUP_S))
+
+    def enough(repeat: int, index: int) -> bool:  # asked after each round: every model's runs so far
+        return until_spread_pct is not None and repeat >= 1 and all(
+            spread_pct([row["rps"] for row in rows if row["model"] == model]) <= until_spread_pct for model in models
+        )
+
+    bar = tqdm(total=repeats * len(models), desc="runs", disable=not progress, leave=False)
+    with bar, taking_turns(openers, repeats, interleave=True, warm_up=warm_up, enough=enough) as turns:
+        for repeat, index, server in turns:
+            result = run_load(LoadSpec(server.url + "/", connections=connections, duration_s=duration_s))
+            rows.append({"model": models[index], "repeat": repeat, "connections": connections} | _figures(result))
+            bar.update()
     return pd.DataFrame(rows)
 
 
