@@ -44,8 +44,8 @@ class Request(NamedTuple):
     A NamedTuple rather than a frozen dataclass: one is built per request, and a frozen dataclass
     sets each field through ``object.__setattr__``. With the response's fixed lines encoded once
     (``Response``), this took parsing and answering a tiny request from 2.1 to 1.7 us of pure Python
-    on the course machine, and the uvloop server from about 0.79x to 0.8-0.9x nginx's requests/s
-    (issue 18).
+    on the course machine (issue 18; ``benchmarks/README.md`` records what the uvloop server then
+    reached against nginx).
     """
 
     method: str
