@@ -1,9 +1,9 @@
 """Which cores a server and its load run on: pinning them to separate halves of the machine.
 
 On a small machine the load generator shares the cores with the server it measures, and where the
-scheduler puts the two changes the figure: on the course machine (2 cores) wrk against nginx and
-against the uvloop server gave ratios from 0.72 to 1.05 in one unpinned run, 0.81 to 0.91 pinned
-(``benchmarks/limits.py``). Pinning the server to one half of the cores and the load to the other
+scheduler puts the two changes the figure: on the course machine (2 cores), wrk's rate on the uvloop
+server over its rate on nginx ranged from 0.72 to 1.05 in one unpinned run of ``benchmarks/limits.py``
+and from 0.81 to 0.82 in a pinned one (``benchmarks/README.md``). Pinning the server to one half of the cores and the load to the other
 makes a comparison between two servers (or two load generators) compare like with like.
 
 Affinity is inherited: a process started while this one runs :func:`on_cpus` runs on those CPUs
