@@ -12,7 +12,9 @@ instead, and prints the median of ``--repeats`` runs (at least 3) of each:
    tiny route (the ratio of their requests/s; nginx is the fastest server here, so the generator is the
    bottleneck of both);
 3. server: the fastest kit server with real HTTP parsing (uvloop + httptools) against nginx, both
-   loaded by wrk, 50 connections, the tiny route.
+   loaded by wrk, 50 connections, the tiny route; beside them, in the same turns, the same loop and
+   a Python protocol that sends a fixed answer without parsing (``fixed_answer.py``): the ceiling of
+   a Python server on uvloop, which splits the gap to nginx into the loop's share and the HTTP layer's.
 
 Runs of the two sides alternate (kit, other, kit, other...) after a warm-up run of each, so that a slow patch of a shared machine lands
 on both. Servers run on one half of the cores and the load on the other (``iolab.kit.placement``): left to
@@ -30,10 +32,14 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from iolab.kit.placement import Halves, halves, on_cpus
+from iolab.kit.procs import open_process
+from iolab.kit.sockets import LISTENING_PATTERN
 from iolab.load import LoadSpec, run_load
 from iolab.load.external import have, missing_note, open_nginx, run_wrk
 from iolab.servers import open_server
@@ -48,6 +54,7 @@ FASTEST_MODEL = "uvloop"
 CONNECTIONS = 50
 # A run of each side before the measured ones, not counted: wrk counts whole seconds.
 WARM_UP_S = 1.0
+FIXED_ANSWER = Path(__file__).with_name("fixed_answer.py")
 
 
 @dataclass(frozen=True)
@@ -119,13 +126,13 @@ def ratio_line(label: str, ours: str, theirs: str, pairs: list[tuple[float, floa
     return Line(label, measured, f">= {RATIO_TARGET}", ratio >= RATIO_TARGET)
 
 
-def alternate(first: Callable[[float], float], second: Callable[[float], float], seconds: float,
-              repeats: int) -> list[tuple[float, float]]:
-    """``repeats`` pairs (first(seconds), second(seconds)), the two taking turns, after a discarded
-    warm-up run of each (WARM_UP_S): without it, the first pair on a fresh server was the lowest
-    ratio of both series in this script's first full run."""
-    first(WARM_UP_S), second(WARM_UP_S)
-    return [(first(seconds), second(seconds)) for _ in range(repeats)]
+def alternate(runs: list[Callable[[float], float]], seconds: float, repeats: int) -> list[tuple[float, ...]]:
+    """``repeats`` rounds of ``run(seconds)`` for each of ``runs`` in turn, after a discarded warm-up
+    run of each (WARM_UP_S): without it, the first pair on a fresh server was the lowest ratio of
+    both series in this script's first full run."""
+    for run in runs:
+        run(WARM_UP_S)
+    return [tuple(run(seconds) for run in runs) for _ in range(repeats)]
 
 
 def missing(*tools: str) -> str | None:
@@ -141,19 +148,31 @@ def generator_line(sizes: Sizes, repeats: int, cpus: Halves | None) -> Line:
     with on_cpus(cpus and cpus.server), open_nginx() as base:
         url = base + "/"
         with on_cpus(cpus and cpus.load):
-            pairs = alternate(lambda s: kit_rps(url, s), lambda s: wrk_rps(url, s), sizes.load_s, repeats)
+            pairs = alternate([lambda s: kit_rps(url, s), lambda s: wrk_rps(url, s)], sizes.load_s, repeats)
     return ratio_line(label, "kit", "wrk", pairs)
 
 
+@contextmanager
+def open_fixed_answer() -> Iterator[str]:
+    """Run ``fixed_answer.py`` (no HTTP layer, see there) until the block ends; its base URL."""
+    with open_process([sys.executable, str(FIXED_ANSWER)]) as process:
+        yield f"http://127.0.0.1:{process.wait_for_line(LISTENING_PATTERN)[1]}"
+
+
 def server_line(sizes: Sizes, repeats: int, cpus: Halves | None) -> Line:
-    """The fastest kit server against one-worker nginx, both under wrk on the tiny route."""
+    """The fastest kit server against one-worker nginx, both under wrk on the tiny route; the same
+    against the fixed answer (the ceiling of a Python protocol on uvloop) on standard error."""
     label = f"server: kit {FASTEST_MODEL} / nginx, under wrk, {CONNECTIONS} conns, /"
     if note := missing("nginx", "wrk"):
         return Line(label, note, "", None)
-    with on_cpus(cpus and cpus.server), open_nginx() as nginx, open_server(FASTEST_MODEL) as ours:
+    with on_cpus(cpus and cpus.server), open_nginx() as nginx, open_server(FASTEST_MODEL) as ours, \
+            open_fixed_answer() as fixed:
         with on_cpus(cpus and cpus.load):
-            pairs = alternate(lambda s: wrk_rps(ours.url + "/", s), lambda s: wrk_rps(nginx + "/", s), sizes.load_s, repeats)
-    return ratio_line(label, FASTEST_MODEL, "nginx", pairs)
+            runs = alternate([lambda s, url=url: wrk_rps(url + "/", s) for url in (ours.url, nginx, fixed)],
+                             sizes.load_s, repeats)
+    ceiling = ratio_line("", "fixed", "nginx", [(f, n) for _, n, f in runs])
+    print(f"  without the kit's HTTP layer ({FIXED_ANSWER.name}) / nginx: {ceiling.measured}", file=sys.stderr)
+    return ratio_line(label, FASTEST_MODEL, "nginx", [(k, n) for k, n, _ in runs])
 
 
 def main(argv: list[str] | None = None) -> int:
