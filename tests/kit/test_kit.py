@@ -1,4 +1,6 @@
+import json
 import types
+from datetime import datetime
 
 import pandas as pd
 import pytest
@@ -27,7 +29,11 @@ def test_fingerprint_names_the_machine():
 def test_save_and_reference_round_trip(tmp_path, monkeypatch):
     monkeypatch.setenv("IOLAB_DATA", str(tmp_path))
     df = pd.DataFrame({"n": [1, 2], "ms": [0.5, 1.5]})
+    monkeypatch.setenv("IOLAB_SCALE", "quick")
     results.save(df, "demo", folder="reference")
+    written = json.loads((tmp_path / "reference" / "demo.json").read_text())
+    assert written["scale"] == "quick" and written["cores"] == machine.cores()
+    assert datetime.fromisoformat(written["measured_at"]).tzinfo is not None
     back = results.reference("demo")
     assert list(back.ms) == [0.5, 1.5]
     assert back.machine.iloc[0].startswith("reference: ")

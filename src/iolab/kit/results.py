@@ -1,6 +1,7 @@
 """Where measurements go and where reference and published figures come from.
 
-- ``save(df, name)`` writes ``data/measured/NAME.csv`` plus ``NAME.json``: this machine's fingerprint.
+- ``save(df, name)`` writes ``data/measured/NAME.csv`` plus ``NAME.json``: this machine's fingerprint,
+  the scale and the time of the run (a quick run replaces a full one's files: the JSON says which).
 - ``reference(name)`` reads the same pair from ``data/reference/``: a run of the same notebook at full
   scale on the machine its JSON names, overlaid on the reader's plots.
 - ``published(source)`` reads ``data/published.csv``: figures as the sources print them.
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
 from iolab.kit import machine
+from iolab.kit.scale import scale
 from iolab.kit.paths import COURSE_DATA
 
 
@@ -26,11 +29,13 @@ def data_dir() -> Path:
 
 
 def save(df: pd.DataFrame, name: str, folder: str = "measured") -> Path:
-    """Write ``df`` and this machine's fingerprint to ``data/<folder>/NAME.csv|.json``; the CSV path."""
+    """Write ``df`` to ``data/<folder>/NAME.csv`` and, to ``NAME.json``, this machine's fingerprint with the
+    scale (``IOLAB_SCALE``) and the time of the run; the CSV path."""
     target = data_dir() / folder
     target.mkdir(parents=True, exist_ok=True)
     df.to_csv(target / f"{name}.csv", index=False)
-    (target / f"{name}.json").write_text(json.dumps(machine.fingerprint(), indent=2) + "\n")
+    run = {"scale": scale().name, "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    (target / f"{name}.json").write_text(json.dumps(machine.fingerprint() | run, indent=2) + "\n")
     return target / f"{name}.csv"
 
 
