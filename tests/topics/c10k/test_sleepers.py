@@ -11,7 +11,7 @@ import time
 import pytest
 
 from iolab.kit.machine import DescriptorLimit
-from iolab.topics.c10k import RUNTIMES, blocked_reads, machine_limits, run, shootout, threads
+from iolab.topics.c10k import RUNTIMES, blocked_reads, machine_limits, run, run_each, tables, threads
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -41,11 +41,11 @@ def test_a_runtime_whose_tool_is_missing_is_skipped_with_a_note(monkeypatch, tmp
     result = run("go", 1000, 1)
     assert result.status == "skipped"
     assert "`go` is not installed" in result.error
-    kept = []
-    summary, samples = shootout(["node", "asyncio"], 50, 0.1, keep=kept)
+    runs = run_each(["node", "asyncio"], 50, 0.1)
+    summary, samples = tables(runs)
     assert list(summary.status) == ["skipped", "completed"]
     assert set(samples.runtime) == {"asyncio"}
-    assert [r.runtime for r in kept] == ["node", "asyncio"] and kept[1].marks  # the runs themselves, marks and all
+    assert [r.runtime for r in runs] == ["node", "asyncio"] and runs[1].marks  # the runs themselves, marks and all
 
 
 def test_threads_cost_a_thread_per_blocked_reader_and_event_loops_none():

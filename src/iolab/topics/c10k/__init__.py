@@ -8,7 +8,8 @@ The package is laid out by idea, one module each:
 - ``limits``: the machine's limits on threads, and which one a failed run met;
 - ``launch``: the launcher that runs a program under the runner's limits;
 - ``sampler``: memory, the kernel's share and OS threads of a process over time, from ``/proc``;
-- ``runner``: one runtime in a child process under limits (``run``), or several (``shootout``);
+- ``runner``: one runtime in a child process under limits (``run``), or several (``run_each``,
+  ``tables``, or both at once: ``shootout``);
 - ``phases``: where an asyncio run's wall time goes beyond its sleep (``breakdown``);
 - ``blocked``: readers blocked on pipes and sockets, OS threads as their number grows;
 - ``amdahl``: the 90%-waiting request against the kit's server;
@@ -30,7 +31,9 @@ _EXPORTS = {
     "predict_thread_limits": "limits",
     "Run": "runner",
     "run": "runner",
+    "run_each": "runner",
     "shootout": "runner",
+    "tables": "runner",
     "RUNTIMES": "runtimes",
     "Runtime": "runtimes",
 }

@@ -329,24 +329,29 @@ def run(
     )
 
 
-def shootout(
-    runtimes: list[str], count: int, seconds: float, *, mode: str = "sleep", progress: bool = False,
-    keep: list[Run] | None = None, **options: Any
-) -> tuple["pd.DataFrame", "pd.DataFrame"]:
-    """Run each runtime in turn; (one summary row per run, every sample with its runtime).
-
-    ``keep``, a list, receives each :class:`Run` too, for what the summary leaves out (the asyncio
-    run's marks for :func:`iolab.topics.c10k.phases.breakdown`), so that a notebook need not run
-    100,000 sleepers again to get them.
-    """
-    import pandas as pd
+def run_each(
+    runtimes: list[str], count: int, seconds: float, *, mode: str = "sleep", progress: bool = False, **options: Any
+) -> list[Run]:
+    """Run each runtime in turn (see :func:`run`); the runs, in order. ``progress`` shows a bar."""
     from tqdm.auto import tqdm
 
-    runs = []
-    for name in tqdm(runtimes, desc=f"{count:,} sleepers", disable=not progress):
-        runs.append(run(name, count, seconds, mode=mode, **options))
-    if keep is not None:
-        keep.extend(runs)
+    return [run(name, count, seconds, mode=mode, **options)
+            for name in tqdm(runtimes, desc=f"{count:,} sleepers", disable=not progress)]
+
+
+def tables(runs: list[Run]) -> tuple["pd.DataFrame", "pd.DataFrame"]:
+    """(one summary row per run, every sample with its runtime)."""
+    import pandas as pd
+
     summary = pd.DataFrame([r.summary() for r in runs])
     samples = pd.concat([r.samples_frame() for r in runs if r.samples], ignore_index=True)
     return summary, samples
+
+
+def shootout(
+    runtimes: list[str], count: int, seconds: float, *, mode: str = "sleep", progress: bool = False, **options: Any
+) -> tuple["pd.DataFrame", "pd.DataFrame"]:
+    """Run each runtime in turn; its two tables (:func:`tables`). To keep the runs themselves too (an
+    asyncio run's marks for :func:`iolab.topics.c10k.phases.breakdown`), call :func:`run_each` and
+    :func:`tables` instead."""
+    return tables(run_each(runtimes, count, seconds, mode=mode, progress=progress, **options))
