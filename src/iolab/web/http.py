@@ -5,8 +5,9 @@ received and sends the bytes it gets back, so the models differ only in how they
 
 Parsing is httptools (llhttp, the parser of Node.js). h11 was measured too: parsing a request and
 encoding its response took 18-32 us with h11 against 3-8 us here on the course machine
-(``iolab.topics.measuring.parser_costs``; ``pytest -s tests/test_http.py -k faster``). At the tiny route uvloop spends about 11 us of CPU
-per request in all, so with h11 every model would mostly measure h11.
+(``iolab.topics.measuring.parser_costs``; ``pytest -s tests/web/test_http.py -k faster``). At the tiny
+route the uvloop server spends about 7 us of CPU per request in all (pinned to a core, under wrk), so
+with h11 every model would mostly measure h11.
 """
 
 from __future__ import annotations
