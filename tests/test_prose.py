@@ -57,6 +57,7 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("05-event-loop.md", "8 MiB", "glibc's default thread stack (ulimit -s)"),
     ("05-event-loop.md", "1.5 GiB", CONFIGURED + ": the address space the thread-capacity child has to spare"),
     ("05-event-loop.md", "256 KiB", CONFIGURED + ": the small thread stack (--stack-kib 256)"),
+    ("05-event-loop.md", "64 MiB", "glibc's documented address-space reservation per malloc arena on 64-bit (HEAP_MAX_SIZE)"),
     ("06-asyncio-trio.md", "50 ms", CONFIGURED + ": when the failing job fails"),
     ("06-asyncio-trio.md", "0.1 s", CONFIGURED + ": the deadline of the second exercise"),
     ("06-asyncio-trio.md", "0.5 s", CONFIGURED + ": the stubborn jobs of the second exercise"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import _thread
 import os
 import resource
+import sys
 
 from iolab.kit import machine, procfs, procs
 
@@ -18,6 +19,12 @@ from iolab.kit import machine, procfs, procs
 SPARE_FDS = 32
 # Address space a thread-counting child keeps free for reporting its result.
 RESERVE_BYTES = 1 << 20
+# The thread-counting child's malloc arenas: one, as in source 001 and chapter 7. By default glibc
+# reserves 64 MiB of address space for each arena a new thread mallocs in, up to 8 per core: 1 GiB on
+# 2 cores, more than 1.5 GiB from 4 cores on, and the count would measure the arenas, not the stacks.
+ARENA_ENV = {"MALLOC_ARENA_MAX": "1"}
+REPORT = "threads started: {started}\t{error}"
+REPORT_PATTERN = r"^threads started: (\d+)\t(.*)$"
 
 
 def descriptor_limit(connections: int, opened: int, cause: OSError) -> machine.DescriptorLimit:
@@ -36,8 +43,8 @@ def raise_open_files(connections: int) -> None:
     machine.raise_open_files_limit(connections + SPARE_FDS)
 
 
-def _start_threads(spare_mb: int, stack_kib: int | None, limit: int, report: int) -> None:
-    # A forked child starts with its parent's address space (a notebook kernel's is large): allow that, plus spare_mb.
+def _start_threads(spare_mb: int, stack_kib: int | None, limit: int) -> None:
+    # Allow the address space the child uses already (the interpreter, its imports), plus spare_mb.
     in_use_kb = int(procfs.status(os.getpid()).vm_size_kb)
     resource.setrlimit(resource.RLIMIT_AS, (in_use_kb * 1024 + spare_mb * 2**20,) * 2)
     _thread.stack_size((stack_kib or 0) * 1024)
@@ -56,7 +63,8 @@ def _start_threads(spare_mb: int, stack_kib: int | None, limit: int, report: int
     except (RuntimeError, MemoryError) as exc:
         del reserve
         error = str(exc) or type(exc).__name__
-    os.write(report, f"{started}\t{error}".encode())
+    print(REPORT.format(started=started, error=error), flush=True)
+    os._exit(0)  # at once: the threads wait on a lock that is never released
 
 
 def thread_capacity(
@@ -65,21 +73,14 @@ def thread_capacity(
     """Start idle threads in a child allowed ``spare_mb`` more address space (ulimit -v) until one fails or
     ``limit`` run; how many started, and the error (``"none"``).
 
-    Besides its stack, each of the first threads gets a malloc arena (64 MiB of address space, up to
-    8 per core): the first few dozen threads cost more than the rest.
+    The child is a fresh interpreter with one malloc arena (``ARENA_ENV``), so that the count depends on
+    the stack size and not on the number of cores.
     """
-    read_end, write_end = os.pipe()
-    try:
-        with procs.open_fork(_start_threads, spare_mb, stack_kib, limit, write_end) as child:
-            child.wait(timeout=timeout)
-        os.close(write_end)
-        write_end = -1
-        report = os.read(read_end, 4096).decode()
-        if "\t" not in report:
-            raise procs.ProcessFailed(f"the thread-counting child exited with {child.exit_code} and no report")
-        started, error = report.split("\t", 1)
-        return int(started), error
-    finally:
-        os.close(read_end)
-        if write_end != -1:
-            os.close(write_end)
+    argv = procs.python_argv("-m", __name__, str(spare_mb), str(stack_kib or 0), str(limit))
+    with procs.open_process(argv, env=ARENA_ENV) as child:
+        match = child.wait_for_line(REPORT_PATTERN, timeout=timeout)  # its last output if it never says
+    return int(match[1]), match[2]
+
+
+if __name__ == "__main__":
+    _start_threads(int(sys.argv[1]), int(sys.argv[2]) or None, int(sys.argv[3]))
