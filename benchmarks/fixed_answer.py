@@ -4,9 +4,10 @@
 
 It answers every request head (a blank line) with the bytes the kit's uvloop server sends for the
 tiny route, without parsing, routing or encoding anything. ``limits.py`` runs it beside the kit's
-uvloop server and nginx: the distance from this server to nginx is what uvloop and one Python
-callback per read cost; the distance from the kit's server to this one is what the kit's HTTP layer
-(``iolab.web``: httptools' callbacks, the Request, the route, the answer's bytes) costs. Not a
+uvloop server and nginx: the distance from this server to nginx is at most what uvloop and one
+Python callback per read cost (at most: wrk, on one core, may be the limit of both); the distance
+from the kit's server to this one is what the kit's HTTP layer (``iolab.web``: httptools' callbacks,
+the Request, the route, the answer's bytes) costs. Not a
 server to use: it answers anything, even garbage, and only works for clients that wait for each
 answer before sending the next request (wrk, the kit's generator).
 """
