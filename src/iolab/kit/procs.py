@@ -34,6 +34,10 @@ GRACE_SECONDS = 3.0
 KEPT_LINES = 50
 # How long the output of a process that has exited may take to reach the reading thread.
 EXIT_DRAIN_S = 2.0
+# The environment of a child whose address space is measured: one malloc arena (as in source 001).
+# By default glibc reserves 64 MiB of address space for each arena a new thread mallocs in, up to 8
+# per core, which would swamp the threads' stacks and make the figure depend on the number of cores.
+ONE_MALLOC_ARENA = {"MALLOC_ARENA_MAX": "1"}
 
 
 class ProcessTimeout(TimeoutError):

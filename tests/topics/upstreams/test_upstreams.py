@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from iolab.kit import procfs
+from iolab.kit import procfs, procs
 from iolab.load import LoadSpec, run_load
-from iolab.topics.upstreams import RunSpec, memory, open_upstreams, run_service, run_upstreams
+from iolab.topics.upstreams import RunSpec, open_upstreams, run_service, run_upstreams
 from iolab.topics.upstreams.experiments import law_rate, probe
 from iolab.topics.upstreams.run import open_parked_service
 from iolab.topics.upstreams.service import ServiceSpec
@@ -150,7 +150,7 @@ def test_async_without_a_limit_keeps_every_hung_call_open(loop: str) -> None:
 
 
 def test_a_parked_pool_has_its_threads_and_reserves_a_stack_for_each():
-    env = memory.ENV  # one malloc arena, or each thread that allocates may reserve 64 MiB for its own
+    env = procs.ONE_MALLOC_ARENA  # or each thread that allocates may reserve 64 MiB for its own
     with open_parked_service("sync", threads=1, env=env) as one, open_parked_service("sync", threads=101, stack_kb=1024, env=env) as many:
         a, b = procfs.status(one.pid), procfs.status(many.pid)
     assert b.threads - a.threads == 100

@@ -18,17 +18,15 @@ import numpy as np
 import pandas as pd
 
 from iolab.kit import procfs
+from iolab.kit.procs import ONE_MALLOC_ARENA
 from iolab.topics.upstreams.run import open_parked_service
-
-# As in source 001: one malloc arena, so that threads that allocate do not each reserve 64 MiB of
-# address space for an arena of their own, which would swamp the stacks in the virtual total.
-ENV = {"MALLOC_ARENA_MAX": "1"}
 
 
 def reading(model: str, threads: int = 1, stack_kb: int | None = None) -> dict[str, float | int | str]:
     """One parked service's memory: virtual, resident, private, page tables, kernel stacks."""
     before = procfs.meminfo_kb("KernelStack")
-    with open_parked_service(model, threads, stack_kb=stack_kb, env=ENV) as process:
+    # One malloc arena (see there): else the arenas of the threads swamp their stacks in the virtual total.
+    with open_parked_service(model, threads, stack_kb=stack_kb, env=ONE_MALLOC_ARENA) as process:
         status = procfs.status(process.pid)
         during = procfs.meminfo_kb("KernelStack")
     after = procfs.meminfo_kb("KernelStack")

@@ -19,10 +19,6 @@ from iolab.kit import machine, procfs, procs
 SPARE_FDS = 32
 # Address space a thread-counting child keeps free for reporting its result.
 RESERVE_BYTES = 1 << 20
-# The thread-counting child's malloc arenas: one, as in source 001 and chapter 7. By default glibc
-# reserves 64 MiB of address space for each arena a new thread mallocs in, up to 8 per core: 1 GiB on
-# 2 cores, more than 1.5 GiB from 4 cores on, and the count would measure the arenas, not the stacks.
-ARENA_ENV = {"MALLOC_ARENA_MAX": "1"}
 REPORT = "threads started: {started}\t{error}"
 REPORT_PATTERN = r"^threads started: (\d+)\t(.*)$"
 
@@ -73,11 +69,12 @@ def thread_capacity(
     """Start idle threads in a child allowed ``spare_mb`` more address space (ulimit -v) until one fails or
     ``limit`` run; how many started, and the error (``"none"``).
 
-    The child is a fresh interpreter with one malloc arena (``ARENA_ENV``), so that the count depends on
-    the stack size and not on the number of cores.
+    The child is a fresh interpreter with one malloc arena (``procs.ONE_MALLOC_ARENA``), so that the
+    count depends on the stack size and not on the number of cores: glibc's default arenas took 1 GiB
+    of the 1.5 GiB on 2 cores, and would take more than that from 4 cores on.
     """
     argv = procs.python_argv("-m", __name__, str(spare_mb), str(stack_kib or 0), str(limit))
-    with procs.open_process(argv, env=ARENA_ENV) as child:
+    with procs.open_process(argv, env=procs.ONE_MALLOC_ARENA) as child:
         match = child.wait_for_line(REPORT_PATTERN, timeout=timeout)  # its last output if it never says
     return int(match[1]), match[2]
 
