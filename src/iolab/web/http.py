@@ -95,6 +95,7 @@ class Response:
         object.__setattr__(self, "_fixed_head", _status_line(self.status) + lines.encode("latin-1"))
 
 
+_OK = _status_line(200)  # the status line of every chunked response
 _KEEP_ALIVE = b"Connection: keep-alive\r\n"
 _CLOSE = b"Connection: close\r\n"
 
@@ -234,7 +235,7 @@ class Connection:
         """
         return b"".join(
             (
-                _status_line(200),
+                _OK,
                 b"Content-Type: %s\r\nTransfer-Encoding: chunked\r\n" % content_type.encode("latin-1"),
                 self._connection_line(request.keep_alive),
                 self._head_end,
