@@ -10,7 +10,7 @@ BUILD  := _build
 # turns the run red, so neither target can leave a server or kernel behind.
 GUARD  := $(BIN)/python -m iolab guard --
 
-.PHONY: env book book-clean test unit notebooks lab clean lock reference homework grade
+.PHONY: env book book-clean test unit notebooks lab clean lock reference homework grade gradescope
 
 env: $(STAMP)
 
@@ -70,9 +70,17 @@ GRADES   ?= $(SUBMISSIONS)/grades.csv
 homework: env
 	$(GUARD) $(BIN)/python -m iolab homework student $(HOMEWORK)
 
+# JOBS=N grades N submissions at once; NO_SANDBOX=1 grades without bubblewrap (trusted code only);
+# RELEASE_HIDDEN=1 quotes hidden checks' messages in the feedback (they state the answers).
 grade: env
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir (one folder per student id, holding their notebooks)"; exit 2; }
-	$(GUARD) $(BIN)/python -m iolab homework grade $(SUBMISSIONS) --out $(GRADES) $(if $(TIMEOUT),--timeout $(TIMEOUT))
+	$(GUARD) $(BIN)/python -m iolab homework grade $(SUBMISSIONS) --out $(GRADES) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
+	  $(if $(JOBS),--jobs $(JOBS)) $(if $(NO_SANDBOX),--no-sandbox) $(if $(RELEASE_HIDDEN),--release-hidden) \
+	  $(if $(NAMES),--names $(NAMES))
+
+# Gradescope: an autograder.zip for one notebook (NOTEBOOK=02-blocking) or for all of them.
+gradescope: env
+	$(BIN)/python -m iolab homework gradescope $(NOTEBOOK) --out $(BUILD)/gradescope
 
 # Re-resolves the lock from pyproject.toml (needs the registry); environment.yml must follow it.
 lock: env

@@ -32,38 +32,127 @@ def add_homework(sub: Subparsers) -> None:
 
     student.set_defaults(run=run_student)
 
-    grade = actions.add_parser("grade", help="grade SUBMISSIONS/<student>/*.ipynb into a CSV",
+    grade = actions.add_parser("grade", help="grade SUBMISSIONS/<student>/*.ipynb into a CSV, a gradebook and feedback",
                                description="Grade every SUBMISSIONS/<student>/*.ipynb against the instructor notebook "
-                               "of the same name, at IOLAB_SCALE=quick with IOLAB_STUDENT=<student>: one CSV row per "
-                               "student and exercise (student, notebook, exercise, points, max_points, status, "
-                               "reason, seconds). A submission that fails, hangs or lost a check gets its rows with "
-                               "the reason; the batch goes on.")
+                               "of the same name, at IOLAB_SCALE=quick with IOLAB_STUDENT=<student>, each submission in "
+                               "a sandbox (bubblewrap) and its checks in a separate checker process. Writes the grades "
+                               "CSV (one row per student and exercise: student, notebook, exercise, points, max_points, "
+                               "status, reason, seconds), SUBMISSIONS/gradebook.csv (Canvas's import format), "
+                               "SUBMISSIONS/pass-rates.csv and SUBMISSIONS/feedback/<student>/<notebook>.md. A submission "
+                               "that fails, hangs, tampers or lost a check gets its rows with the reason; the batch goes "
+                               "on, and the exit status is 0 once every submission has its rows.")
     grade.add_argument("submissions", type=Path, metavar="SUBMISSIONS", help="one folder per student, named by id")
-    grade.add_argument("--out", type=Path, default=Path("grades.csv"), help="the CSV to write (default: %(default)s)")
+    grade.add_argument("--out", type=Path, default=None, help="the CSV to write (default: SUBMISSIONS/grades.csv)")
     grade.add_argument("--timeout", type=float, default=None, metavar="S",
                        help="time limit per notebook, in seconds (default: 300)")
+    grade.add_argument("--jobs", type=int, default=1, metavar="N", help="grade N submissions at once (default: 1)")
     grade.add_argument("--whole", action="store_true",
                        help="run every cell of a submission, not only the setup cell and the exercises")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="run submissions without bubblewrap, as this user: only for trusted submissions")
+    grade.add_argument("--release-hidden", action="store_true",
+                       help="quote the hidden checks' messages in reasons and feedback (they state the answers)")
+    grade.add_argument("--names", type=Path, default=None, metavar="CSV",
+                       help="a CSV of id,name for the gradebook's Student column (default: SUBMISSIONS/names.csv, "
+                       "as `homework intake` writes it)")
     grade.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
 
     def run_grade(args: argparse.Namespace) -> int:
         import pandas as pd
 
-        from iolab.homework import grading
+        from iolab.homework import batch, grading, reports, sandbox
 
         if not args.submissions.is_dir():
             grade.error(f"{args.submissions} is not a folder (it should hold one folder per student)")
-        limit = args.timeout if args.timeout is not None else grading.DEFAULT_TIME_LIMIT
-        rows = grading.write_csv(grading.grade_folder(args.submissions, args.notebooks, limit, args.whole), args.out)
+        if not args.no_sandbox:
+            try:
+                sandbox.check()
+            except sandbox.SandboxMissing as exc:
+                print(f"not grading: {exc}")
+                return 2
+        options = grading.Options(time_limit=args.timeout if args.timeout is not None else grading.DEFAULT_TIME_LIMIT,
+                                  whole=args.whole, sandbox="none" if args.no_sandbox else "bwrap",
+                                  release_hidden=args.release_hidden)
+        out = args.out or args.submissions / "grades.csv"
+        print(f"grading {sum(1 for _ in batch.submissions(args.submissions))} notebooks, {args.jobs} at a time, "
+              + ("without a sandbox" if args.no_sandbox else "each in a sandbox"), flush=True)
+        rows = batch.write_csv(batch.grade_folder(args.submissions, args.notebooks, options, args.jobs), out)
         if not rows:
             print(f"no notebooks found in {args.submissions}/<student>/")
             return 1
+        names_csv = args.names or (args.submissions / "names.csv")  # written by `homework intake`
+        names = dict(pd.read_csv(names_csv, dtype=str)[["id", "name"]].itertuples(index=False, name=None)) \
+            if names_csv.is_file() else None
+        paths = reports.write_reports(rows, args.submissions, names, args.release_hidden)
         table = pd.DataFrame(rows).groupby(["student", "notebook"])[["points", "max_points", "seconds"]].sum()
         print(table.round(1).to_string())
-        print(f"grades: {args.out.resolve()}")
+        print(f"grades: {out.resolve()}")
+        for kind, path in paths.items():
+            print(f"{kind}: {path.resolve()}")
         return 0
 
     grade.set_defaults(run=run_grade)
+
+    take = actions.add_parser("intake", help="unpack an LMS's zip of submissions into SUBMISSIONS/<student id>/",
+                              description="Unpack the zip of submissions that Canvas or Moodle downloads into "
+                              "SUBMISSIONS/<student id>/<notebook>.ipynb, using a roster CSV with columns id (the id "
+                              "students work with), key (the LMS's user id or the name in its file names) and name. "
+                              "Files whose submitter is not in the roster go to SUBMISSIONS/.unmatched/.")
+    take.add_argument("archive", type=Path, metavar="ZIP")
+    take.add_argument("--roster", type=Path, required=True, help="CSV with columns id, key[, name]")
+    take.add_argument("--out", type=Path, required=True, metavar="SUBMISSIONS")
+    take.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
+
+    def run_intake(args: argparse.Namespace) -> int:
+        from iolab.homework.intake import intake
+
+        done = intake(args.archive, args.roster, args.out, {p.name for p in args.notebooks.glob("*.ipynb")})
+        print(f"{sum(map(len, done.placed.values()))} notebooks of {len(done.placed)} students in {args.out.resolve()}")
+        for name in done.unmatched:
+            print(f"not in the roster, kept in {args.out / '.unmatched'}: {name}")
+        missing = sorted(set(done.names) - set(done.placed))
+        if missing:
+            print(f"no submission from {len(missing)} students in the roster: {', '.join(missing)}")
+        return 0
+
+    take.set_defaults(run=run_intake)
+
+    scope = actions.add_parser("gradescope", help="an autograder.zip in Gradescope's format for one notebook or all",
+                               description="Write an autograder.zip (setup.sh, run_autograder, the kit, the lock and the "
+                               "instructor notebooks) that grades the named notebooks on Gradescope, one test per "
+                               "exercise. Without NOTEBOOK, the package grades any of the course's notebooks.")
+    scope.add_argument("notebook", nargs="*", metavar="NOTEBOOK", help="a notebook's stem, e.g. 02-blocking")
+    scope.add_argument("--out", type=Path, default=Path("_build/gradescope"), help="folder for the package (default: %(default)s)")
+    scope.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
+
+    def run_gradescope(args: argparse.Namespace) -> int:
+        from iolab.homework import gradescope
+
+        paths = [args.notebooks / f"{stem.removesuffix('.ipynb')}.ipynb" for stem in args.notebook]
+        unknown = [p.stem for p in paths if not p.is_file()]
+        if unknown:
+            scope.error(f"no notebook called {', '.join(unknown)} in {args.notebooks}")
+        paths = paths or sorted(args.notebooks.glob("*.ipynb"))
+        name = paths[0].stem if len(args.notebook) == 1 else "all" if not args.notebook else "-".join(p.stem[:2] for p in paths)
+        out = gradescope.build_package(paths, args.out / name / "autograder.zip")
+        print(f"autograder for {len(paths)} notebook{'s' * (len(paths) > 1)}: {out.resolve()}")
+        return 0
+
+    scope.set_defaults(run=run_gradescope)
+
+    scope_run = actions.add_parser("gradescope-run", help="grade a Gradescope submission (what run_autograder calls)",
+                                   description="Grade ROOT/submission/*.ipynb against ROOT/source/notebooks and write "
+                                   "ROOT/results/results.json, as Gradescope's run_autograder does.")
+    scope_run.add_argument("--root", type=Path, default=None, help="the autograder's root (default: $AUTOGRADER_ROOT or /autograder)")
+
+    def run_scope_run(args: argparse.Namespace) -> int:
+        from iolab.homework import gradescope
+
+        out = gradescope.run(args.root or gradescope.DEFAULT_ROOT)
+        print(f"results: {out}")
+        return 0
+
+    scope_run.set_defaults(run=run_scope_run)
 
     times_ = actions.add_parser("times", help="run notebooks top to bottom at a scale; record their run times",
                                 description="Run each notebook top to bottom in a fresh kernel at the given scale, one "

@@ -1,10 +1,17 @@
-"""Homework: the student edition of every notebook, and a grader for what students hand in.
+"""Homework: the student edition of every notebook, and a grader a class can trust.
 
 The exercises are marked up once, in the instructor notebooks in ``notebooks/``, with nbgrader's
 conventions (``markup``): an nbgrader course can use the notebooks as they are, and this package
-is a small, offline grader that reads the same markup. ``editions`` writes what students get;
-``execution`` runs a notebook's cells under a time limit; ``grading`` scores submissions into rows
-of a CSV. Per-student parameters come from ``iolab.kit.student``.
+is a small, offline grader that reads the same markup. ``editions`` writes what students get.
+
+Grading one submission (``grading``) runs it in two processes that share nothing but answers:
+the submission's kernel (``execution``), in a sandbox (``sandbox``: bubblewrap, or user nobody in
+a container), writes the values its checks read (``answers``); the ``checker``, a process that
+runs none of the student's code, runs the instructor's check cells on them, part by part
+(``checks``: public asserts gate, each hidden assert scores a share). ``batch`` grades a class,
+several at a time; ``reports`` writes the gradebook, pass rates and feedback; ``intake`` unpacks an
+LMS's download; ``gradescope`` packages the grader in Gradescope's format; ``notes`` and ``times``
+feed the book's instructor notes. Per-student parameters come from ``iolab.kit.student``.
 
 It imports only from ``kit``; ``python -m iolab homework`` is its command line.
 """

@@ -5,11 +5,16 @@ that is left. When it runs out, or when the run ends, the kernel and every proce
 killed: a submission that forks and never reaps, or hangs in C code, cannot outlive its grading.
 Errors are recorded, not raised (``allow_errors``): a failing cell is a result, and the cells after
 it still run.
+
+With a ``Sandbox``, the kernel starts inside it (``sandbox``): its command line is wrapped in
+bwrap's, and it talks to nbclient over Unix sockets in the scratch folder (ZeroMQ's ``ipc``
+transport), since a kernel in a network namespace of its own cannot be reached on the host's loopback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import subprocess
@@ -19,8 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import psutil
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+from iolab.homework.sandbox import Confinement
 
 # How long a killed kernel's children get to disappear before we stop waiting (they are dead;
 # under a subreaper such as `iolab guard` they stay zombies until it reaps them).
@@ -69,19 +77,43 @@ def kill_tree(pid: int) -> None:
     psutil.wait_procs(procs[1:], timeout=KILL_WAIT_SECONDS)
 
 
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernel starts inside ``sandbox`` and listens on Unix sockets in its scratch folder.
+
+    Asynchronous, as nbclient's own: with a blocking client, waiting for output would block the loop
+    that notices a dead kernel.
+    """
+
+    def __init__(self, sandbox: Confinement, **kwargs: Any) -> None:
+        scratch = sandbox.scratch
+        super().__init__(transport="ipc", ip=str(scratch / "kernel"), connection_file=str(scratch / "kernel.json"),
+                         **kwargs)
+        self.sandbox = sandbox
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        return self.sandbox.wrap(super().format_kernel_cmd(extra_arguments))
+
+
 def execute_cells(nb: Any, indices: Sequence[int], time_limit: float, env: Mapping[str, str] | None = None,
-                  cwd: str | None = None) -> Execution:
+                  cwd: str | None = None, sandbox: Confinement | None = None) -> Execution:
     """Run the code cells ``indices`` of ``nb`` (in place: outputs land in it) within ``time_limit`` seconds, start included.
 
     ``env`` is added to this process's environment for the kernel; ``cwd`` is its working directory.
+    With ``sandbox``, the kernel runs in it, with ``env`` as its whole environment and its scratch folder as ``cwd``.
     """
-    client = NotebookClient(nb, allow_errors=True, kernel_name=nb.metadata.get("kernelspec", {}).get("name", "python3"),
-                            resources={"metadata": {"path": cwd or os.getcwd()}})
+    kernel_name = nb.metadata.get("kernelspec", {}).get("name", "python3")
+    if sandbox is not None:
+        sandbox = dataclasses.replace(sandbox, env=dict(sandbox.env) | dict(env or {}))  # type: ignore[type-var]
+        cwd = str(sandbox.scratch)
+    client = NotebookClient(nb, allow_errors=True, kernel_name=kernel_name,
+                            resources={"metadata": {"path": cwd or os.getcwd()}},
+                            km=SandboxedKernelManager(sandbox, kernel_name=kernel_name) if sandbox else None)
     ran: dict[int, CellRun] = {}
     stopped = None
     start = time.monotonic()
-    # The kernel's own stderr carries only its start-up warnings (what cells print reaches their outputs).
-    with client.setup_kernel(env=os.environ | dict(env or {}), stderr=subprocess.DEVNULL):
+    # The kernel's own stdout and stderr carry only its start-up banner and warnings (what cells print
+    # reaches their outputs).
+    with client.setup_kernel(env=os.environ | dict(env or {}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
         kernel_pid = client.km.provisioner.pid
         try:
             for index in indices:

@@ -1,33 +1,60 @@
-"""Grade submitted notebooks against the instructor notebooks, as nbgrader's autograde does, without its database.
+"""Grade one submitted notebook against the instructor notebook, so that only answers cross and only the instructor's code judges.
 
-For each submission: the instructor's locked cells and check cells replace the submission's, by
-``grade_id`` (so hidden tests come back and an edited check counts for nothing); the setup cell
-and the graded exercises' cells run in a fresh kernel at quick scale, with the student's id in
-``IOLAB_STUDENT`` and one time limit for the notebook; a check cell that runs without an error
-scores its points. Whatever happens to one submission (an error, a hang, a deleted check, a file
-that is not a notebook) becomes rows with a reason, and the batch goes on.
+The run has two sides, each in a sandbox of its own (``sandbox``):
+
+1. **The submission's kernel** runs the setup cell and the graded exercises' cells, at quick
+   scale, with the student's id in ``IOLAB_STUDENT``. The instructor's locked cells come back in
+   place of the student's (by ``grade_id``), and every check cell is replaced by a cell that writes
+   the names the check reads to a file (``answers``): the check's code, hidden tests included,
+   never enters the student's process.
+2. **The checker** (``checker``), a fresh process that runs no line of the student's, runs the
+   instructor's setup, given and check cells on those answers, part by part (``checks``).
+
+So a check scores only when the instructor's code ran to its end in a process the student's code
+never touched. Whatever the submission does to its own kernel (run later cells as empty ones,
+swallow exceptions, patch the kit, fork a daemon) it can at most change what it hands in as
+answers; a kernel that hands in nothing after such a change is marked ``tampered``.
 """
 
 from __future__ import annotations
 
 import copy
-import csv
+import json
+import os
 import re
+import subprocess
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
-from iolab.homework import markup
+from iolab.homework import answers, checks, markup, sandbox
 from iolab.homework.execution import Execution, execute_cells
 from iolab.kit import student as students
 
 # Generous for notebook 1 (about 15 s of exercises at quick scale); a hang costs this much, once.
 DEFAULT_TIME_LIMIT = 300.0
+CHECKER_TIME_LIMIT = 120.0  # the checker re-runs given cells, a few of which measure for seconds
 GRADING_ENV = {"IOLAB_SCALE": "quick"}
+NEEDS_ROOT = "iolab.netlab"  # a notebook whose setup imports this runs its lab in network namespaces
+CHECKER_MAIN = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from iolab.homework.checker import main; "
+                "sys.exit(main(sys.argv[1:]))")
+STATUSES = ("passed", "partial", "failed", "not run", "missing", "tampered", "error", "not graded")
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to grade: the time limit per notebook, every cell or the exercises', in which sandbox, hidden messages shown.
+
+    ``sandbox`` is one of ``sandbox.KINDS``: ``"bwrap"`` (the default), ``"nobody"`` (as user nobody,
+    where the grader is root in a container of its own, as on Gradescope) or ``"none"`` (trusted code).
+    """
+
+    time_limit: float = DEFAULT_TIME_LIMIT
+    whole: bool = False
+    sandbox: str = "bwrap"
+    release_hidden: bool = False
 
 
 @dataclass(frozen=True)
@@ -39,7 +66,7 @@ class Row:
     exercise: str
     points: float
     max_points: float
-    status: str  # passed | failed | not run | missing | error | not graded
+    status: str  # one of STATUSES
     reason: str
     seconds: float
 
@@ -71,8 +98,8 @@ def exercise_block(nb: Any, label: str) -> range:
     Cells a student added in between belong to it; the experiments between exercises do not.
     """
     mine = [i for i, cell in enumerate(nb.cells) if _belongs(cell, label)]
-    checks = [i for i in mine if markup.role(nb.cells[i]) == "check"]
-    return range(min(mine), max(checks) + 1) if checks else range(0)
+    checks_ = [i for i in mine if markup.role(nb.cells[i]) == "check"]
+    return range(min(mine), max(checks_) + 1) if checks_ else range(0)
 
 
 def cells_to_run(nb: Any, blocks: list[range], whole: bool = False) -> list[int]:
@@ -89,32 +116,126 @@ def cells_to_run(nb: Any, blocks: list[range], whole: bool = False) -> list[int]
     return [i for i in code if i in wanted]
 
 
-def _reason(nb: Any, block: range, run: Execution, setup_error: str | None) -> tuple[str, str]:
-    """The status and reason of an exercise whose cells in ``block`` ran (or did not) in ``run``."""
-    checks = [i for i in block if markup.role(nb.cells[i]) == "check"]
-    # A check that the time limit (or the kernel's death) cut short did not run to its end.
-    done = [run.cells[i] for i in checks if i in run.cells and not (run.stopped and run.cells[i].error == run.stopped)]
-    if len(done) < len(checks):
-        return "not run", run.stopped or "its check cell did not run"
-    failed = [c for c in done if c.error]
-    if not failed:
-        return "passed", ""
-    before = [run.cells[i] for i in block if i in run.cells and i < failed[0].index and run.cells[i].error]
-    why = [f"the setup cell raised {setup_error}"] if setup_error else []
-    if before and before[0].error.startswith("NotImplementedError"):
-        why.append("not answered: the solution cell still raises NotImplementedError")
-    elif before:
-        why.append(f"cell {before[0].index} raised {before[0].error}")
-    why.append(f"the check failed with {failed[0].error}")
-    return "failed", "; ".join(why)
+def _setup_source(source: Any) -> str:
+    index = markup.setup_cell(source)
+    return source.cells[index].source if index is not None else ""
 
 
-def grade(submission: Any, source: Any, student: str, notebook: str, time_limit: float = DEFAULT_TIME_LIMIT,
-          whole: bool = False) -> list[Row]:
-    """One row per graded exercise of ``source``: what ``student``'s ``submission`` of it scores.
+def _check_job(source: Any, exercise: markup.Exercise) -> dict[str, Any]:
+    """The checker's job for one exercise, without the answers: its parameters, and its checks with the names they read.
 
-    Runs the setup cell and the graded exercises' cells (every code cell with ``whole``).
+    ``given`` holds the given cells without their measured statements (``checks.parameters``); the
+    names a check reads that neither the setup cell nor those bind come from the student's run.
     """
+    given = [checks.parameters(source.cells[i].source)[0] for i in exercise.given]
+    provided = [_setup_source(source), *given]
+    return {"label": exercise.label, "given": given,
+            "checks": [{"grade_id": markup.grade_id(source.cells[i]), "source": source.cells[i].source,
+                        "points": float(markup.nbgrader(source.cells[i]).get("points", 0)),
+                        "names": sorted(checks.answer_names(source.cells[i].source, provided)), "answers": None}
+                       for i in exercise.checks]}
+
+
+def run_checker(job: dict[str, Any], env: dict[str, str], kind: str,
+                time_limit: float = CHECKER_TIME_LIMIT) -> dict[str, Any]:
+    """Run ``checker`` on ``job`` in a fresh scratch folder (and sandbox); its verdict. RuntimeError if it fails."""
+    with tempfile.TemporaryDirectory(prefix="iolab-check-") as folder:
+        scratch = Path(folder) / "scratch"
+        scratch.mkdir()
+        job_path, verdict_path = scratch / "job.json", scratch / "verdict.json"
+        job_path.write_text(json.dumps(job))
+        # -I: no current folder, PYTHONPATH or user site on the path; the kit is put first by hand, from
+        # the folder this grader imported it from (an installed kit, or Gradescope's copy).
+        argv = [sys.executable, "-I", "-c", CHECKER_MAIN, str(sandbox.kit_source()), str(job_path), str(verdict_path)]
+        box = sandbox.confine(kind, scratch, env)
+        if box is not None:
+            argv, run_env = box.wrap(argv), None
+        else:
+            run_env = os.environ | env | {"MPLBACKEND": "Agg"}
+        # A session of its own: a timeout kills the checker with whatever its given cells started.
+        process = subprocess.Popen(argv, env=run_env, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            _, err = process.communicate(timeout=time_limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)
+            process.wait()
+            raise RuntimeError(f"the checker took over {time_limit:g} s") from None
+        if process.returncode != 0 or not verdict_path.exists():
+            raise RuntimeError(f"the checker failed: {err.strip().splitlines()[-1] if err.strip() else process.returncode}")
+        return json.loads(verdict_path.read_text())
+
+
+def _read_answers(path: Path) -> str | None:
+    """The answers file's text (at most answers.MAX_BYTES + 1 characters), or None if there is none."""
+    try:
+        with path.open(errors="replace") as f:
+            return f.read(answers.MAX_BYTES + 1)
+    except OSError:
+        return None
+
+
+def _before_failure(nb: Any, block: range, run: Execution) -> str | None:
+    """Why the student's own cells left an answer undefined: the first of them that raised, in words."""
+    errors = [run.cells[i] for i in block if i in run.cells and run.cells[i].error
+              and markup.role(nb.cells[i]) != "check"]
+    if not errors:
+        return None
+    if errors[0].error.startswith("NotImplementedError"):
+        return "not answered: the solution cell still raises NotImplementedError"
+    return f"cell {errors[0].index} raised {errors[0].error}"
+
+
+def _explain(verdict: dict[str, Any], release_hidden: bool) -> str:
+    """A check's result in the student's terms; hidden asserts' own messages only with ``release_hidden``."""
+    why = []
+    for name, status in verdict["answers"].items():
+        if status == "missing":
+            why.append(f"`{name}` is not defined")
+        elif status != "ok":
+            why.append(f"`{name}` was not accepted: {status.removeprefix('refused: ')}")
+    outcomes = verdict["outcomes"]
+    gate_failed = [m for hidden, passed, m in outcomes if not hidden and not passed]
+    hidden = [(passed, m) for h, passed, m in outcomes if h]
+    if gate_failed and not why:
+        why.append(f"the check failed: {gate_failed[0]}")
+    elif hidden and not gate_failed:
+        failed = [(k, m) for k, (passed, m) in enumerate(hidden, 1) if not passed]
+        for k, message in failed:
+            why.append(f"hidden check {k} of {len(hidden)} failed" + (f": {message}" if release_hidden else ""))
+    return "; ".join(why)
+
+
+def _exercise_row(nb: Any, block: range, run: Execution, job: dict[str, Any], verdict: dict[str, Any] | None,
+                  tampered: str | None, base: Row, release_hidden: bool) -> Row:
+    """The row of one exercise from the student's run and the checker's verdict on it."""
+    check_cells = [i for i in block if markup.role(nb.cells[i]) == "check"]
+    cut = [i for i in check_cells if i not in run.cells or (run.stopped and run.cells[i].error == run.stopped)]
+    if cut:
+        return replace(base, status="not run", reason=run.stopped or "its check cell did not run")
+    if tampered:
+        return replace(base, status="tampered", reason=tampered)
+    assert verdict is not None
+    setup_error = verdict.get("setup_error") or verdict["exercises"][job["label"]]["given_error"]
+    if setup_error:
+        return replace(base, status="error", reason=f"the instructor's setup or given cell raised {setup_error} in the checker")
+    earned, reasons, statuses = 0.0, [], []
+    for check in job["checks"]:
+        result = verdict["exercises"][job["label"]]["checks"][check["grade_id"]]
+        points, status = checks.score([checks.Outcome(*o) for o in result["outcomes"]], check["points"])
+        earned += points
+        statuses.append(status)
+        if status != "passed":
+            reasons.append(_explain(result, release_hidden))
+    if all(s == "passed" for s in statuses):
+        return replace(base, points=round(earned, 2), status="passed")
+    own = _before_failure(nb, block, run)
+    reason = "; ".join(r for r in [own, *reasons] if r)
+    return replace(base, points=round(earned, 2), status="partial" if earned > 0 else "failed", reason=reason)
+
+
+def grade(submission: Any, source: Any, student: str, notebook: str, options: Options = Options()) -> list[Row]:
+    """One row per graded exercise of ``source``: what ``student``'s ``submission`` of it scores."""
     graded = [e for e in markup.exercises(source) if e.graded]
     nb = copy.deepcopy(submission)
     missing = restore_instructor_cells(nb, source)
@@ -128,73 +249,48 @@ def grade(submission: Any, source: Any, student: str, notebook: str, time_limit:
                                        "metadata lost): 0 points", 0.0)
         else:
             blocks[exercise.label] = exercise_block(nb, exercise.label)
-    setup = markup.setup_cell(nb)
-    indices = cells_to_run(nb, list(blocks.values()), whole)
-    with tempfile.TemporaryDirectory(prefix="iolab-grade-") as scratch:  # the submission's files land there
-        run = execute_cells(nb, indices, time_limit, GRADING_ENV | {students.ENV: student}, cwd=scratch)
-    setup_error = run.cells[setup].error if setup in run.cells else None
+    jobs = {e.label: _check_job(source, e) for e in graded if e.label in blocks}
+    env = GRADING_ENV | {students.ENV: student}
+    with tempfile.TemporaryDirectory(prefix="iolab-grade-") as folder:
+        scratch = Path(folder) / "scratch"  # the submission's files land there; its -etc sibling is the sandbox's
+        (scratch / "answers").mkdir(parents=True)
+        paths: dict[str, Path] = {}
+        for label, job in jobs.items():
+            for check in job["checks"]:
+                index = next(i for i in blocks[label] if markup.grade_id(nb.cells[i]) == check["grade_id"])
+                paths[check["grade_id"]] = scratch / "answers" / f"{check['grade_id']}.json"
+                nb.cells[index].source = answers.export_cell(check["names"], str(paths[check["grade_id"]]))
+        # Chapter 12's lab makes network namespaces: its kernel gets a root of its own inside the sandbox.
+        box = sandbox.confine(options.sandbox, scratch, nested_root=NEEDS_ROOT in _setup_source(source))
+        run = execute_cells(nb, cells_to_run(nb, list(blocks.values()), options.whole), options.time_limit, env,
+                            cwd=str(scratch), sandbox=box)
+        tampered: dict[str, str] = {}
+        for label, job in jobs.items():
+            for check in job["checks"]:
+                check["answers"] = _read_answers(paths[check["grade_id"]])
+                index = next(i for i in blocks[label] if markup.grade_id(nb.cells[i]) == check["grade_id"])
+                ran = run.cells.get(index)
+                if check["answers"] is None and ran is not None and not (run.stopped and ran.error == run.stopped):
+                    tampered[label] = ("tampered: the grader's cell that collects your answers "
+                                       + (f"raised {ran.error}" if ran.error else "ran but wrote nothing")
+                                       + ": an earlier cell changed how the kernel runs code")
+    checkable = {label: job for label, job in jobs.items() if label not in tampered}
+    verdict, checker_error = None, None
+    if checkable:
+        try:
+            verdict = run_checker({"exercises": list(checkable.values()), "setup": _setup_source(source)}, env,
+                                  options.sandbox)
+        except RuntimeError as exc:
+            checker_error = str(exc)
     for exercise in graded:
         if exercise.label in rows:
             continue
         block = blocks[exercise.label]
-        status, reason = _reason(nb, block, run, setup_error)
-        seconds = sum(run.cells[i].seconds for i in block if i in run.cells)
-        rows[exercise.label] = Row(student, notebook, exercise.label, exercise.points if status == "passed" else 0.0,
-                                   exercise.points, status, reason, round(seconds, 2))
+        seconds = round(sum(run.cells[i].seconds for i in block if i in run.cells), 2)
+        base = Row(student, notebook, exercise.label, 0.0, exercise.points, "failed", "", seconds)
+        if checker_error and exercise.label in checkable:
+            rows[exercise.label] = replace(base, status="error", reason=checker_error)
+            continue
+        rows[exercise.label] = _exercise_row(nb, block, run, jobs[exercise.label], verdict,
+                                             tampered.get(exercise.label), base, options.release_hidden)
     return [rows[e.label] for e in graded]
-
-
-def _error_rows(student: str, notebook: str, source: Any | None, reason: str) -> list[Row]:
-    """Rows that say a submission could not be graded at all: one per graded exercise, or one for the file."""
-    graded = [e for e in markup.exercises(source) if e.graded] if source is not None else []
-    if not graded:
-        return [Row(student, notebook, "", 0.0, 0.0, "error", reason, 0.0)]
-    return [Row(student, notebook, e.label, 0.0, e.points, "error", reason, 0.0) for e in graded]
-
-
-def grade_file(path: Path, student: str, sources: Path, time_limit: float = DEFAULT_TIME_LIMIT,
-               whole: bool = False) -> list[Row]:
-    """The rows of one submitted notebook, graded against the notebook of the same name in ``sources``."""
-    source_path = sources / path.name
-    if not source_path.is_file():
-        return _error_rows(student, path.name, None, f"no instructor notebook named {path.name} in {sources}")
-    source = nbformat.read(source_path, as_version=4)
-    if not any(e.graded for e in markup.exercises(source)):
-        return [Row(student, path.name, "", 0.0, 0.0, "not graded", "this notebook has no graded exercises yet", 0.0)]
-    try:
-        submission = nbformat.read(path, as_version=4)
-    except Exception as exc:  # not JSON, not a notebook: the student's problem, reported as such
-        return _error_rows(student, path.name, source, f"cannot read the notebook: {type(exc).__name__}: {exc}")
-    try:
-        return grade(submission, source, student, path.name, time_limit, whole)
-    except Exception as exc:  # a kernel that will not start, say: this submission's rows say so, the batch goes on
-        return _error_rows(student, path.name, source, f"grading failed: {type(exc).__name__}: {exc}")
-
-
-def submissions(folder: Path) -> Iterator[tuple[str, Path]]:
-    """(student, notebook) for every ``folder/<student>/**/*.ipynb``, in order (checkpoints skipped)."""
-    for student_dir in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        for path in sorted(student_dir.rglob("*.ipynb")):
-            if ".ipynb_checkpoints" not in path.parts:
-                yield student_dir.name, path
-
-
-def grade_folder(folder: Path, sources: Path, time_limit: float = DEFAULT_TIME_LIMIT,
-                 whole: bool = False) -> Iterator[Row]:
-    """The rows of every submission in ``folder`` (one sub-folder per student), as each is graded."""
-    for student, path in submissions(folder):
-        yield from grade_file(path, student, sources, time_limit, whole)
-
-
-def write_csv(rows: Iterable[Row], path: Path) -> list[Row]:
-    """Write ``rows`` to CSV at ``path`` as they come (a crash keeps those done); the rows written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    written = []
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=[field.name for field in fields(Row)])
-        writer.writeheader()
-        for row in rows:
-            writer.writerow(asdict(row))
-            f.flush()
-            written.append(row)
-    return written

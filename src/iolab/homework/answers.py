@@ -1,0 +1,188 @@
+"""What crosses from a submission's kernel to the checker: the answers, as data, never as objects or code.
+
+A check cell reads a few names (``reader_state``, ``default_ratio``): the answers. The grader asks
+the submission's kernel to write those names to a file in this module's JSON form, and the checker,
+a separate process that never runs a line of the student's code, reads them back. Only data
+survives the trip: ``None``, ``bool``, ``int``, ``float``, ``str``, ``bytes``, lists, tuples, sets and
+dicts of them, NumPy scalars and arrays (as Python numbers and lists), pandas Series and
+DataFrames, classes that the checker can name (``TimeoutError``, ``trio.TooSlowError``), and the
+kit's own dataclasses (what ``run_load`` returns), rebuilt field by field without running any
+``__init__``. Exact types only: a ``str`` subclass whose ``__eq__`` always says yes, the oldest
+trick against ``assert answer == key``, is refused, as is any other object.
+
+Whatever the kernel writes, the checker decodes it with :func:`decode`, which builds nothing but
+those values; a kernel that writes something else, or nothing, has handed in no answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# A bound on what one submission may hand over: answers are a few numbers and words.
+MAX_BYTES = 1_000_000
+MAX_DEPTH = 20
+MISSING = {"$missing": True}
+KIT_PREFIX = "iolab."
+
+
+class NotData(TypeError):
+    """An answer that is not plain data; the message names it in the student's terms."""
+
+
+def _class_name(cls: type) -> str:
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON-ready data with tags for what JSON lacks; :class:`NotData` for anything else."""
+    if depth > MAX_DEPTH:
+        raise NotData("nested too deeply")
+    kind = type(value)
+    if value is None or kind in (bool, int, str):
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    if kind is bytes:
+        return {"$bytes": value.hex()}
+    if kind in (list, tuple, set, frozenset):
+        items = [encode(v, depth + 1) for v in value]
+        return items if kind is list else {f"${kind.__name__}": items}
+    if kind is dict:
+        return {"$dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic) and kind.__module__ == "numpy":
+        return encode(value.item(), depth + 1)
+    if numpy is not None and kind is numpy.ndarray:
+        return encode(value.tolist(), depth + 1)
+    if isinstance(value, type) and kind is type:
+        return {"$class": _class_name(value)}
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and kind is pandas.Series:
+        return {"$series": [encode(value.name, depth + 1), encode(value.index.tolist(), depth + 1),
+                            encode(value.tolist(), depth + 1)]}
+    if pandas is not None and kind is pandas.DataFrame:
+        return {"$frame": [encode(value.columns.tolist(), depth + 1), encode(value.index.tolist(), depth + 1),
+                           encode(value.values.tolist(), depth + 1)]}
+    if dataclasses.is_dataclass(value) and kind.__module__.startswith(KIT_PREFIX):
+        return {"$dataclass": [_class_name(kind), {f.name: encode(getattr(value, f.name), depth + 1)
+                                                   for f in dataclasses.fields(value)}]}
+    raise NotData(f"a {kind.__module__}.{kind.__qualname__}, not plain data (a number, string, list, dict, class...)")
+
+
+def _rebuild(name: str, values: dict[str, Any]) -> Any:
+    """An instance of the kit's dataclass ``name`` with these field values, made without calling its code."""
+    cls = _lookup_class(name)
+    if not (dataclasses.is_dataclass(cls) and cls.__module__.startswith(KIT_PREFIX)):
+        raise NotData(f"{name} is not one of the kit's dataclasses")
+    if set(values) != {f.name for f in dataclasses.fields(cls)}:
+        raise NotData(f"not the fields of {name}")
+    instance = object.__new__(cls)
+    for key, value in values.items():
+        object.__setattr__(instance, key, value)  # frozen dataclasses too
+    return instance
+
+
+def _lookup_class(name: str) -> type:
+    """The class called ``name`` among builtins and the modules the checker has imported; never imports."""
+    module_name, _, attr = name.rpartition(".")
+    module = sys.modules.get(module_name or "builtins")
+    found = getattr(module, attr, None) if module is not None else None
+    if not isinstance(found, type):
+        raise NotData(f"the class {name} is not one the checker knows")
+    return found
+
+
+def decode(data: Any, depth: int = 0) -> Any:
+    """The value :func:`encode` made ``data`` from; :class:`NotData` for anything it could not have made."""
+    if depth > MAX_DEPTH:
+        raise NotData("nested too deeply")
+    if data is None or type(data) in (bool, int, float, str):
+        return data
+    if type(data) is list:
+        return [decode(v, depth + 1) for v in data]
+    if type(data) is dict and len(data) == 1:
+        (tag, inner), = data.items()
+        if tag == "$float" and inner in ("nan", "inf", "-inf"):
+            return float(inner)
+        if tag == "$bytes" and type(inner) is str:
+            return bytes.fromhex(inner)
+        if tag in ("$tuple", "$set", "$frozenset") and type(inner) is list:
+            return {"$tuple": tuple, "$set": set, "$frozenset": frozenset}[tag](decode(v, depth + 1) for v in inner)
+        if tag == "$dict" and type(inner) is list and all(type(p) is list and len(p) == 2 for p in inner):
+            return {decode(k, depth + 1): decode(v, depth + 1) for k, v in inner}
+        if tag == "$class" and type(inner) is str:
+            return _lookup_class(inner)
+        if tag in ("$series", "$frame") and type(inner) is list and len(inner) == 3:
+            import pandas
+
+            first, index, rest = (decode(v, depth + 1) for v in inner)  # name or columns, index, values
+            try:
+                if tag == "$series":
+                    return pandas.Series(rest, index=index, name=first, dtype=None if rest else object)
+                return pandas.DataFrame(rest, index=index, columns=first)
+            except (TypeError, ValueError) as exc:
+                raise NotData(f"not a {tag[1:]}: {exc}") from None
+        if tag == "$dataclass" and type(inner) is list and len(inner) == 2 and type(inner[0]) is str \
+                and type(inner[1]) is dict:
+            return _rebuild(inner[0], {k: decode(v, depth + 1) for k, v in inner[1].items()})
+    raise NotData(f"not an answer: {str(data)[:80]}")
+
+
+def dump(names: Iterable[str], namespace: Mapping[str, Any], path: str) -> None:
+    """Write the answers ``names`` from ``namespace`` to ``path``: each encoded, missing or refused with why."""
+    out: dict[str, Any] = {}
+    for name in names:
+        if name not in namespace:
+            out[name] = MISSING
+            continue
+        try:
+            out[name] = {"$value": encode(namespace[name])}
+        except NotData as exc:
+            out[name] = {"$refused": str(exc)}
+        except Exception as exc:  # an answer whose conversion itself raises
+            out[name] = {"$refused": f"{type(exc).__name__} while reading it"}
+    with open(path, "w") as f:
+        json.dump(out, f)
+
+
+def load(text: str) -> dict[str, dict[str, Any]]:
+    """The answers in a file :func:`dump` wrote: name -> ``{"value": v}``, ``{"missing": True}`` or ``{"refused": why}``.
+
+    :class:`NotData` if the file is not such a file at all (too big, not JSON, not of that shape).
+    """
+    if len(text) > MAX_BYTES:
+        raise NotData(f"the answers take over {MAX_BYTES:,} bytes")
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        raise NotData("the answers file is not JSON") from None
+    if type(raw) is not dict or not all(type(k) is str and type(v) is dict and len(v) == 1 for k, v in raw.items()):
+        raise NotData("the answers file has not the grader's shape")
+    answers: dict[str, dict[str, Any]] = {}
+    for name, entry in raw.items():
+        (tag, inner), = entry.items()
+        if tag == "$value":
+            try:
+                answers[name] = {"value": decode(inner)}
+            except NotData as exc:
+                answers[name] = {"refused": str(exc)}
+        elif tag == "$missing":
+            answers[name] = {"missing": True}
+        elif tag == "$refused" and type(inner) is str:
+            answers[name] = {"refused": inner[:200]}
+        else:
+            raise NotData("the answers file has not the grader's shape")
+    return answers
+
+
+def export_cell(names: Iterable[str], path: str) -> str:
+    """The code the grader runs in the submission's kernel in place of a check cell: it writes the answers."""
+    return (f"import iolab.homework.answers as _iolab_answers\n"
+            f"_iolab_answers.dump({sorted(names)!r}, globals(), {path!r})\n"
+            f"del _iolab_answers")
+

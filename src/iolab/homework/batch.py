@@ -1,0 +1,137 @@
+"""Grade a class: every ``SUBMISSIONS/<student>/*.ipynb``, one or several at a time, into the grades CSV.
+
+Whatever happens to one submission (an error, a hang, a deleted check, a file that is not a
+notebook) becomes rows with a reason, and the batch goes on. With ``jobs`` > 1, each submission is
+graded by a Python process of its own (``python -m iolab.homework.batch``), still in sandboxes of
+its own; the rows come back in the order of the submissions, whatever order they finish in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import nbformat
+import psutil
+
+from iolab.homework import grading, markup
+from iolab.homework.grading import Options, Row
+from iolab.kit import guard
+
+
+def _error_rows(student: str, notebook: str, source: object | None, reason: str) -> list[Row]:
+    """Rows that say a submission could not be graded at all: one per graded exercise, or one for the file."""
+    graded = [e for e in markup.exercises(source) if e.graded] if source is not None else []
+    if not graded:
+        return [Row(student, notebook, "", 0.0, 0.0, "error", reason, 0.0)]
+    return [Row(student, notebook, e.label, 0.0, e.points, "error", reason, 0.0) for e in graded]
+
+
+def grade_file(path: Path, student: str, sources: Path, options: Options = Options()) -> list[Row]:
+    """The rows of one submitted notebook, graded against the notebook of the same name in ``sources``."""
+    source_path = sources / path.name
+    if not source_path.is_file():
+        return _error_rows(student, path.name, None, f"no instructor notebook named {path.name} in {sources}")
+    source = nbformat.read(source_path, as_version=4)
+    if not any(e.graded for e in markup.exercises(source)):
+        return [Row(student, path.name, "", 0.0, 0.0, "not graded", "this notebook has no graded exercises yet", 0.0)]
+    try:
+        submission = nbformat.read(path, as_version=4)
+    except Exception as exc:  # not JSON, not a notebook: the student's problem, reported as such
+        return _error_rows(student, path.name, source, f"cannot read the notebook: {type(exc).__name__}: {exc}")
+    before = {proc.pid for proc in psutil.Process().children()}
+    try:
+        rows = grading.grade(submission, source, student, path.name, options)
+    except Exception as exc:  # a kernel that will not start, say: this submission's rows say so, the batch goes on
+        rows = _error_rows(student, path.name, source, f"grading failed: {type(exc).__name__}: {exc}")
+    if options.sandbox != "bwrap":
+        # Without a PID namespace, a double-forked daemon is re-parented to this process (a subreaper,
+        # see adopt_orphans): end it here, so that it neither runs through the rest of the batch nor
+        # turns the guard's verdict red. In a sandbox the namespace's end has killed it already.
+        for proc in psutil.Process().children():
+            if proc.pid not in before:
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+                    proc.wait(2)
+    return rows
+
+
+def adopt_orphans(kind: str) -> None:
+    """Each grading process adopts the orphans of the submissions it grades, when there is no sandbox to end them."""
+    if kind != "bwrap":
+        guard.become_subreaper()
+
+
+def submissions(folder: Path) -> Iterator[tuple[str, Path]]:
+    """(student, notebook) for every ``folder/<student>/**/*.ipynb``, in order (checkpoints and the feedback folder skipped)."""
+    for student_dir in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")
+                              and p.name != "feedback"):
+        for path in sorted(student_dir.rglob("*.ipynb")):
+            if ".ipynb_checkpoints" not in path.parts:
+                yield student_dir.name, path
+
+
+def _grade_in_process(path: Path, student: str, sources: Path, options: Options) -> list[Row]:
+    """``grade_file`` in a fresh Python process of its own (``python -m iolab.homework.batch``): its rows."""
+    task = json.dumps({"path": str(path), "student": student, "sources": str(sources), "options": asdict(options)})
+    # Generous: the submission's own limit, the checker's, and the start of both.
+    limit = options.time_limit + grading.CHECKER_TIME_LIMIT + 60
+    try:
+        done = subprocess.run([sys.executable, "-m", "iolab.homework.batch"], input=task, capture_output=True,
+                              text=True, timeout=limit)
+        lines = done.stdout.strip().splitlines()
+        return [Row(**row) for row in json.loads(lines[-1])]
+    except (subprocess.TimeoutExpired, ValueError, IndexError, TypeError) as exc:
+        return [Row(student, path.name, "", 0.0, 0.0, "error", f"the grading process failed: {type(exc).__name__}", 0.0)]
+
+
+def grade_folder(folder: Path, sources: Path, options: Options = Options(), jobs: int = 1) -> Iterator[Row]:
+    """The rows of every submission in ``folder`` (one sub-folder per student), in order, ``jobs`` at a time.
+
+    With ``jobs`` > 1, each submission is graded by a process of its own (threads here only wait
+    for them): nothing is shared between two submissions but the machine.
+    """
+    tasks = [(path, student, sources, options) for student, path in submissions(folder)]
+    if jobs <= 1:
+        adopt_orphans(options.sandbox)
+        for path, student, sources_, options_ in tasks:
+            yield from grade_file(path, student, sources_, options_)
+        return
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for rows in pool.map(lambda task: _grade_in_process(*task), tasks):
+            yield from rows
+
+
+def write_csv(rows: Iterable[Row], path: Path) -> list[Row]:
+    """Write ``rows`` to CSV at ``path`` as they come (a crash keeps those done); the rows written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=[field.name for field in fields(Row)])
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(asdict(row))
+            f.flush()
+            written.append(row)
+    return written
+
+
+def _main() -> int:
+    """Grade the one submission described on standard input; print its rows as JSON on the last line."""
+    task = json.loads(sys.stdin.read())
+    options = Options(**task["options"])
+    adopt_orphans(options.sandbox)
+    rows = grade_file(Path(task["path"]), task["student"], Path(task["sources"]), options)
+    print(json.dumps([asdict(row) for row in rows]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

@@ -1,0 +1,93 @@
+"""The checker: a process that runs the instructor's check cells on a submission's answers, and nothing of the student's.
+
+``python -I -m iolab.homework.checker JOB VERDICT`` reads a job (JSON: the notebook's setup cell,
+and per exercise its given cells, its check cells and the answers the submission's kernel wrote),
+runs the setup cell once, then for each exercise the given cells in a copy of that namespace, puts
+the decoded answers in, and runs each check cell's parts (``checks``). It writes what happened to
+VERDICT. The grader starts it in a sandbox of its own, with a scratch folder the submission never
+saw, so its verdict does not depend on anything the student's code did, short of the answers.
+
+``-I`` keeps the checker's imports to the installed environment: no current folder, no
+``PYTHONPATH``, no user site-packages.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import json
+import sys
+from typing import Any
+
+from iolab.homework import answers, checks
+
+FILENAME = "<check cell {}>"
+
+
+def _error(exc: BaseException) -> str:
+    text = str(exc).strip().split("\n")[0]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _run_quietly(source: str, namespace: dict[str, Any], name: str) -> str | None:
+    """Run a cell of the instructor's in ``namespace`` with its printing swallowed; its error, or None."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            exec(compile(source, name, "exec"), namespace)
+    except Exception as exc:
+        return _error(exc)
+    return None
+
+
+def check_one(check: dict[str, Any], namespace: dict[str, Any]) -> dict[str, Any]:
+    """One check cell's verdict: how each answer arrived, and each part's outcome."""
+    statuses: dict[str, str] = {}
+    if check["answers"] is None:
+        return {"answers": statuses, "outcomes": [], "error": "no answers"}
+    try:
+        received = answers.load(check["answers"])
+    except answers.NotData as exc:
+        return {"answers": statuses, "outcomes": [], "error": f"tampered answers: {exc}"}
+    for name in check["names"]:
+        entry = received.get(name, {"missing": True})
+        if "value" in entry:
+            namespace[name] = entry["value"]
+            statuses[name] = "ok"
+        else:
+            namespace.pop(name, None)
+            statuses[name] = "missing" if "missing" in entry else f"refused: {entry['refused']}"
+    found = checks.parts(check["source"])
+    outcomes = checks.run_parts(found, namespace, FILENAME.format(check["grade_id"]))
+    return {"answers": statuses, "outcomes": [[o.hidden, o.passed, o.message] for o in outcomes], "error": None}
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    """The verdict on every exercise of ``job``."""
+    setup: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    setup_error = _run_quietly(job["setup"], setup, "<setup cell>") if job["setup"] else None
+    verdict: dict[str, Any] = {"setup_error": setup_error, "exercises": {}}
+    for exercise in job["exercises"]:
+        namespace = dict(setup)
+        given_error = None
+        for k, source in enumerate(exercise["given"]):
+            given_error = given_error or _run_quietly(source, namespace, f"<given cell {k}>")
+        verdict["exercises"][exercise["label"]] = {
+            "given_error": given_error,
+            "checks": {c["grade_id"]: check_one(c, namespace) for c in exercise["checks"]},
+        }
+    return verdict
+
+
+def main(argv: list[str]) -> int:
+    job_path, verdict_path = argv
+    with open(job_path) as f:
+        job = json.load(f)
+    verdict = run_job(job)
+    with open(verdict_path, "w") as f:
+        json.dump(verdict, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,155 @@
+"""Gradescope's autograder format: a package that grades one notebook (or several) with this course's grader.
+
+Gradescope unzips ``autograder.zip`` into ``/autograder/source``, runs its ``setup.sh`` once when
+the image is built, and for each submission copies the student's files into
+``/autograder/submission``, runs ``/autograder/run_autograder`` and reads
+``/autograder/results/results.json``: ``{"score", "tests": [{"name", "score", "max_score",
+"output", "visibility"}], ...}``. Here one test is one exercise; its output is the row's reason,
+which never quotes a hidden test.
+
+Inside Gradescope's container the container is the sandbox: no bubblewrap, and no need for one.
+The grader runs there as root, so the submission's kernel and the checker run as ``nobody``
+(``sandbox.Unprivileged``), and the instructor notebooks are made readable by root only first:
+the student's code cannot read the key it is graded against.
+
+``AUTOGRADER_ROOT`` names another root than ``/autograder`` (the tests build a fake tree),
+``AUTOGRADER_PYTHON`` another Python than the one ``setup.sh`` installs, and ``AUTOGRADER_SANDBOX``
+(``nobody`` or ``none``) overrides the choice :func:`confinement` makes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from iolab.homework import batch, sandbox
+from iolab.homework.grading import Options, Row
+from iolab.kit.paths import COURSE_DATA
+
+COURSE = COURSE_DATA.parent
+# What the package carries from the course: the kit, the lock it installs from, and the data it reads.
+PACKAGED = ("pyproject.toml", "requirements.lock", "src/iolab", "data/published.csv", "data/reference")
+
+SETUP_SH = """#!/usr/bin/env bash
+# Runs once, when Gradescope builds the autograder's image (base: Ubuntu 22.04).
+set -euo pipefail
+cd /autograder/source
+apt-get update -qq && apt-get install -y -qq python3-pip python3-venv util-linux >/dev/null
+python3 -m pip install --quiet "uv==$(sed -n 's/^uv==//p' requirements.lock)"
+# Python 3.11 as uv provides it (Ubuntu 22.04 ships 3.10), installed where user nobody can run it
+# (the submissions run as nobody), then the course's pinned packages.
+export UV_PYTHON_INSTALL_DIR=/usr/local/share/uv-python
+python3 -m uv venv --quiet --python 3.11 .venv
+python3 -m uv pip sync --quiet --python .venv/bin/python requirements.lock
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for each submission; results land in $ROOT/results/results.json.
+set -euo pipefail
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+PYTHON="${AUTOGRADER_PYTHON:-$ROOT/source/.venv/bin/python}"
+cd "$ROOT/source"
+PYTHONPATH="$ROOT/source/src" exec "$PYTHON" -m iolab homework gradescope-run --root "$ROOT"
+"""
+
+
+def _add_tree(archive: zipfile.ZipFile, path: Path, name: str) -> None:
+    if path.is_dir():
+        for child in sorted(path.rglob("*")):
+            if child.is_file() and "__pycache__" not in child.parts:
+                archive.write(child, f"{name}/{child.relative_to(path)}")
+    elif path.is_file():
+        archive.write(path, name)
+
+
+def _script(archive: zipfile.ZipFile, name: str, text: str) -> None:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFREG | 0o755) << 16  # executable once unzipped
+    archive.writestr(info, text)
+
+
+def build_package(notebooks: Sequence[Path], out: Path) -> Path:
+    """Write ``out`` (an autograder.zip) that grades ``notebooks`` (instructor editions); its path."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        _script(archive, "setup.sh", SETUP_SH)
+        _script(archive, "run_autograder", RUN_AUTOGRADER)
+        for name in PACKAGED:
+            _add_tree(archive, COURSE / name, name)
+        for path in notebooks:
+            archive.write(path, f"notebooks/{path.name}")
+    return out
+
+
+def student_id(root: Path) -> str:
+    """The submitter's id from Gradescope's ``submission_metadata.json``: the student id (sid), else the email."""
+    try:
+        users = json.loads((root / "submission_metadata.json").read_text()).get("users") or [{}]
+    except (OSError, ValueError):
+        users = [{}]
+    return str(users[0].get("sid") or users[0].get("email") or users[0].get("id") or "student")
+
+
+def _submitted(root: Path, sources: Path) -> list[Path]:
+    """The submitted notebooks; a single notebook under another name is taken for the single one graded."""
+    found = sorted(p for p in (root / "submission").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    graded = sorted(sources.glob("*.ipynb"))
+    if len(found) == 1 and len(graded) == 1 and found[0].name != graded[0].name:
+        renamed = found[0].with_name(graded[0].name)
+        found[0].rename(renamed)
+        return [renamed]
+    return found
+
+
+def results(rows: Sequence[Row]) -> dict:
+    """Gradescope's results.json for ``rows``."""
+    tests = [{"name": f"{Path(r.notebook).stem}: {r.exercise or 'notebook'}", "score": r.points,
+              "max_score": r.max_points, "output": f"{r.status}" + (f": {r.reason}" if r.reason else ""),
+              "visibility": "visible"} for r in rows]
+    return {"score": round(sum(r.points for r in rows), 2), "tests": tests, "stdout_visibility": "hidden",
+            "output": "Graded at quick scale; each exercise's checks ran in a separate process on your answers."}
+
+
+def confinement() -> str:
+    """``"nobody"`` where this grader is root and user nobody can run its Python, else ``"none"`` (said in the results)."""
+    if os.environ.get("AUTOGRADER_SANDBOX") in sandbox.KINDS:
+        return os.environ["AUTOGRADER_SANDBOX"]
+    if os.geteuid() != 0:
+        return "none"
+    probe = subprocess.run(sandbox.Unprivileged(Path(tempfile.mkdtemp())).wrap([sys.executable, "-c", "pass"]),
+                           capture_output=True, timeout=60)
+    return "nobody" if probe.returncode == 0 else "none"
+
+
+def run(root: Path, options: Options | None = None) -> Path:
+    """Grade ``root``/submission against ``root``/source/notebooks; write and return ``root``/results/results.json."""
+    sources = root / "source" / "notebooks"
+    options = options or Options(sandbox=confinement())
+    if options.sandbox == "nobody":
+        os.chmod(sources, 0o700)  # the key: root's only, not the submission's
+    batch.adopt_orphans(options.sandbox)
+    student = student_id(root)
+    rows: list[Row] = []
+    submitted = _submitted(root, sources)
+    for path in submitted:
+        rows += batch.grade_file(path, student, sources, options)
+    if not submitted:
+        rows = [Row(student, "", "", 0.0, 0.0, "missing", "no notebook (.ipynb) was submitted", 0.0)]
+    out = root / "results" / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report = results(rows)
+    if options.sandbox != "nobody":
+        report["output"] += (" The submission ran as the grader's own user (this grader is not root, or user nobody "
+                             "cannot run its Python): only the container kept it from the instructor's files.")
+    out.write_text(json.dumps(report, indent=2))
+    return out
+
+
+DEFAULT_ROOT = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))

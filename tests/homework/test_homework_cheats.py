@@ -1,0 +1,155 @@
+"""The adversarial corpus (``cheats.py``) graded as a class: every cheat scores 0, honest work full marks.
+
+One batch, graded by the command an instructor types (two at a time, each in a sandbox): an honest
+submission of notebook 02, a blank one, and one per cheat. It checks the scores, the reasons, that
+nothing a cheat started is still running, that no file outside a submission's scratch folder was
+written, that no server on the grader's loopback was reached, and that the batch exits 0.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import socket
+import threading
+
+import psutil
+import pytest
+
+from cheats import CHEATS, DAEMON_SECONDS
+from homework_notebooks import ROOT, cell_index, paste_solutions, read, write
+from iolab.commands import main
+from iolab.homework import editions, markup, sandbox
+
+NOTEBOOK = ROOT / "notebooks" / "02-blocking.ipynb"
+# The states swapped, the CPU figures right: one of pred-states' three hidden asserts fails.
+WRONG_STATES = 'reader_state, looper_state = "R", "S"\nreader_cpu_percent, looper_cpu_percent = 0, 100'
+pytestmark = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed (apt install bubblewrap)")
+
+
+class Listener:
+    """A server on the grader's loopback that counts the connections it gets."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while self.running:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join()
+        self.sock.close()
+
+
+def _daemons() -> list[psutil.Process]:
+    return [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", DAEMON_SECONDS]]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The corpus graded by `homework grade --jobs 2`: (rows by student, the exit status, the folder, the listener)."""
+    folder = tmp_path_factory.mktemp("class")
+    subs = folder / "submissions"
+    instructor = read(NOTEBOOK)
+    edition = editions.student_edition(instructor)
+    first = next(i for i, cell in enumerate(edition.cells) if markup.role(cell) == "code")
+    listener = Listener()
+    write(paste_solutions(edition, instructor), subs / "honest" / NOTEBOOK.name)
+    write(edition, subs / "blank" / NOTEBOOK.name)
+    wrong = paste_solutions(edition, instructor)
+    wrong.cells[cell_index(wrong, "pred-states-code")].source = WRONG_STATES
+    write(wrong, subs / "partly-wrong" / NOTEBOOK.name)
+    for name, code in CHEATS.items():
+        cheat = copy.deepcopy(edition)
+        cheat.cells[first].source = (code.replace("{marker!r}", repr(str(subs / "planted.txt")))
+                                     .replace("{port!r}", repr(listener.port)))
+        write(cheat, subs / f"cheat-{name}" / NOTEBOOK.name)
+    status = main(["homework", "grade", str(subs), "--jobs", "2", "--timeout", "60", "--notebooks", str(NOTEBOOK.parent)])
+    listener.close()
+    by_student: dict[str, list[dict[str, str]]] = {}
+    for row in csv.DictReader((subs / "grades.csv").open()):
+        by_student.setdefault(row["student"], []).append(row)
+    return by_student, status, subs, listener
+
+
+def _total(rows):
+    return sum(float(r["points"]) for r in rows)
+
+
+def test_the_batch_exits_0_and_the_honest_submission_scores_full_marks(graded):
+    rows, status, _, _ = graded
+    assert status == 0
+    assert _total(rows["honest"]) == sum(float(r["max_points"]) for r in rows["honest"]) == 13
+    assert {r["status"] for r in rows["honest"]} == {"passed"}
+
+
+def test_the_blank_submission_scores_zero_as_not_answered(graded):
+    rows, _, _, _ = graded
+    assert _total(rows["blank"]) == 0
+    assert all(r["reason"].startswith("not answered") for r in rows["blank"])
+
+
+@pytest.mark.parametrize("name", list(CHEATS))
+def test_every_cheat_scores_zero_with_a_reason(graded, name):
+    rows, _, _, _ = graded
+    mine = rows[f"cheat-{name}"]
+    assert len(mine) == len(rows["honest"])
+    assert _total(mine) == 0, [(r["exercise"], r["points"], r["reason"]) for r in mine if float(r["points"])]
+    assert all(r["reason"] for r in mine)
+
+
+def test_cheats_that_change_how_the_kernel_runs_code_are_marked_tampered_or_not_run(graded):
+    rows, _, _, _ = graded
+    assert {r["status"] for r in rows["cheat-empty-later-cells"]} == {"tampered"}
+    assert {r["status"] for r in rows["cheat-exit-kernel"]} == {"not run"}
+    assert {r["status"] for r in rows["cheat-replace-run-cell"]} == {"not run"}
+
+
+def test_a_cheat_cannot_read_the_instructor_notebook_nor_pass_objects_for_answers(graded):
+    rows, _, _, _ = graded
+    assert "FileNotFoundError" in rows["cheat-read-the-key"][0]["reason"]
+    assert "not plain data" in rows["cheat-always-equal"][0]["reason"]
+
+
+def test_nothing_a_cheat_started_runs_on_and_nothing_outside_its_folder_was_touched(graded):
+    rows, _, subs, listener = graded
+    assert _daemons() == []
+    assert not (subs / "planted.txt").exists()
+    assert "me,180" not in (subs / "grades.csv").read_text()
+    assert listener.accepted == 0
+
+
+def test_a_partly_wrong_answer_gets_partial_credit_per_hidden_assert(graded):
+    rows, _, _, _ = graded
+    states = next(r for r in rows["partly-wrong"] if r["exercise"] == "pred-states")
+    assert (states["status"], float(states["points"]), float(states["max_points"])) == ("partial", 1.33, 2.0)
+    assert states["reason"] == "hidden check 1 of 3 failed"
+    assert _total(rows["partly-wrong"]) == 13 - 2 + 1.33
+
+
+def test_feedback_files_and_the_gradebook_are_written_without_the_hidden_messages(graded):
+    rows, _, subs, _ = graded
+    feedback = (subs / "feedback" / "blank" / "02-blocking.md").read_text()
+    assert "0 of 13 points" in feedback and "pred-states" in feedback
+    gradebook = list(csv.reader((subs / "gradebook.csv").open()))
+    assert gradebook[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert gradebook[1][0] == "Points Possible" and float(gradebook[1][-1]) == 13
+    honest = next(r for r in gradebook if r[2] == "honest")
+    assert float(honest[-1]) == 13
+    # A hidden assert's message states the answer: it appears in no reason and no feedback file.
+    hidden_message = "the reader sleeps in the kernel; the loop always runs"
+    texts = [(subs / "grades.csv").read_text()] + [p.read_text() for p in (subs / "feedback").rglob("*.md")]
+    assert not any(hidden_message in text for text in texts)
