@@ -1,10 +1,11 @@
 """The checker: a process that runs the instructor's check cells on a submission's answers, and nothing of the student's.
 
 ``python -I -m iolab.homework.checker JOB VERDICT`` reads a job (JSON: the notebook's setup cell,
-and per exercise its given cells, its check cells and the answers the submission's kernel wrote),
-runs the setup cell once, then for each exercise the given cells in a copy of that namespace, puts
-the decoded answers in, and runs each check cell's parts (``checks``). It writes what happened to
-VERDICT. The grader starts it in a sandbox of its own, with a scratch folder the submission never
+and per exercise its given cells and its check cells), runs the setup cell once, then for each
+exercise the given cells in a copy of that namespace. Then it reads the answers the submission's
+kernel wrote from its standard input (JSON: check cell -> the answers file's text), so that all
+this can start while the submission still runs; puts the decoded answers in, runs each check
+cell's parts (``checks``) and writes what happened to VERDICT. The grader starts it in a sandbox of its own, with a scratch folder the submission never
 saw, so its verdict does not depend on anything the student's code did, short of the answers.
 
 ``-I`` keeps the checker's imports to the installed environment: no current folder, no
@@ -18,6 +19,7 @@ import contextlib
 import io
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from iolab.homework import answers, checks
@@ -62,19 +64,24 @@ def check_one(check: dict[str, Any], namespace: dict[str, Any]) -> dict[str, Any
     return {"answers": statuses, "outcomes": [[o.hidden, o.passed, o.message] for o in outcomes], "error": None}
 
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    """The verdict on every exercise of ``job``."""
+def run_job(job: dict[str, Any], read_answers: Callable[[], dict[str, str | None]]) -> dict[str, Any]:
+    """The verdict on every exercise of ``job``, once ``read_answers()`` has given the answers by check cell."""
     setup: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     setup_error = _run_quietly(job["setup"], setup, "<setup cell>") if job["setup"] else None
-    verdict: dict[str, Any] = {"setup_error": setup_error, "exercises": {}}
+    prepared = []
     for exercise in job["exercises"]:
         namespace = dict(setup)
         given_error = None
         for k, source in enumerate(exercise["given"]):
             given_error = given_error or _run_quietly(source, namespace, f"<given cell {k}>")
+        prepared.append((exercise, namespace, given_error))
+    received = read_answers()
+    verdict: dict[str, Any] = {"setup_error": setup_error, "exercises": {}}
+    for exercise, namespace, given_error in prepared:
         verdict["exercises"][exercise["label"]] = {
             "given_error": given_error,
-            "checks": {c["grade_id"]: check_one(c, namespace) for c in exercise["checks"]},
+            "checks": {c["grade_id"]: check_one(c | {"answers": received.get(c["grade_id"])}, namespace)
+                       for c in exercise["checks"]},
         }
     return verdict
 
@@ -83,7 +90,7 @@ def main(argv: list[str]) -> int:
     job_path, verdict_path = argv
     with open(job_path) as f:
         job = json.load(f)
-    verdict = run_job(job)
+    verdict = run_job(job, lambda: json.loads(sys.stdin.read() or "{}"))
     with open(verdict_path, "w") as f:
         json.dump(verdict, f)
     return 0

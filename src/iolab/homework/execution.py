@@ -30,9 +30,10 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from iolab.homework.sandbox import Confinement
 
-# How long a killed kernel's children get to disappear before we stop waiting (they are dead;
-# under a subreaper such as `iolab guard` they stay zombies until it reaps them).
-KILL_WAIT_SECONDS = 2.0
+# How long a killed kernel's children get to disappear before we stop waiting. They have had SIGKILL
+# and can do nothing more; under a subreaper such as `iolab guard` they stay zombies until it reaps
+# them, and a sandbox's namespaces take about a second to be torn down, which nobody need wait for.
+KILL_WAIT_SECONDS = 0.25
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ answers; a kernel that hands in nothing after such a change is marked ``tampered
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -136,34 +137,55 @@ def _check_job(source: Any, exercise: markup.Exercise) -> dict[str, Any]:
                        for i in exercise.checks]}
 
 
-def run_checker(job: dict[str, Any], env: dict[str, str], kind: str,
-                time_limit: float = CHECKER_TIME_LIMIT) -> dict[str, Any]:
-    """Run ``checker`` on ``job`` in a fresh scratch folder (and sandbox); its verdict. RuntimeError if it fails."""
-    with tempfile.TemporaryDirectory(prefix="iolab-check-") as folder:
-        scratch = Path(folder) / "scratch"
+class Checker:
+    """The checker process (``checker``), started before the submission runs so that its imports and setup
+    overlap the submission's; :meth:`finish` hands it the answers and returns its verdict.
+
+    It runs in a fresh scratch folder of its own (and sandbox), which the submission never sees.
+    """
+
+    def __init__(self, job: dict[str, Any], env: dict[str, str], kind: str) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="iolab-check-")
+        scratch = Path(self._folder.name) / "scratch"
         scratch.mkdir()
-        job_path, verdict_path = scratch / "job.json", scratch / "verdict.json"
-        job_path.write_text(json.dumps(job))
+        (scratch / "job.json").write_text(json.dumps(job))
+        self.verdict_path = scratch / "verdict.json"
         # -I: no current folder, PYTHONPATH or user site on the path; the kit is put first by hand, from
         # the folder this grader imported it from (an installed kit, or Gradescope's copy).
-        argv = [sys.executable, "-I", "-c", CHECKER_MAIN, str(sandbox.kit_source()), str(job_path), str(verdict_path)]
+        argv = [sys.executable, "-I", "-c", CHECKER_MAIN, str(sandbox.kit_source()), str(scratch / "job.json"),
+                str(self.verdict_path)]
         box = sandbox.confine(kind, scratch, env)
         if box is not None:
             argv, run_env = box.wrap(argv), None
         else:
             run_env = os.environ | env | {"MPLBACKEND": "Agg"}
         # A session of its own: a timeout kills the checker with whatever its given cells started.
-        process = subprocess.Popen(argv, env=run_env, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.process = subprocess.Popen(argv, env=run_env, cwd=scratch, stdin=subprocess.PIPE,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                        start_new_session=True)
+
+    def finish(self, answers_by_check: dict[str, str | None], time_limit: float = CHECKER_TIME_LIMIT) -> dict[str, Any]:
+        """The verdict on ``answers_by_check`` (check cell -> answers file text). RuntimeError if the checker fails."""
         try:
-            _, err = process.communicate(timeout=time_limit)
+            _, err = self.process.communicate(json.dumps(answers_by_check), timeout=time_limit)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
-            process.wait()
+            os.killpg(self.process.pid, 9)
+            self.process.wait()
             raise RuntimeError(f"the checker took over {time_limit:g} s") from None
-        if process.returncode != 0 or not verdict_path.exists():
-            raise RuntimeError(f"the checker failed: {err.strip().splitlines()[-1] if err.strip() else process.returncode}")
-        return json.loads(verdict_path.read_text())
+        finally:
+            verdict = self.verdict_path.read_text() if self.verdict_path.exists() else None
+            self.close()
+        if self.process.returncode != 0 or verdict is None:
+            raise RuntimeError(f"the checker failed: {err.strip().splitlines()[-1] if err.strip() else self.process.returncode}")
+        return json.loads(verdict)
+
+    def close(self) -> None:
+        """Stop the checker if it still runs, and remove its folder."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, 9)
+            self.process.wait()
+        self._folder.cleanup()
 
 
 def _read_answers(path: Path) -> str | None:
@@ -234,6 +256,38 @@ def _exercise_row(nb: Any, block: range, run: Execution, job: dict[str, Any], ve
     return replace(base, points=round(earned, 2), status="partial" if earned > 0 else "failed", reason=reason)
 
 
+def _run_submission(nb: Any, source: Any, blocks: dict[str, range], jobs: dict[str, dict[str, Any]],
+                    env: dict[str, str], options: Options) -> tuple[Execution, dict[str, str]]:
+    """Run the submission with an answer-writing cell in place of each check; its run, and the exercises it tampered with.
+
+    Each check's ``answers`` is filled in (the file's text, or None if the cell wrote none).
+    """
+    with tempfile.TemporaryDirectory(prefix="iolab-grade-") as folder:
+        scratch = Path(folder) / "scratch"  # the submission's files land there; its -etc sibling is the sandbox's
+        (scratch / "answers").mkdir(parents=True)
+        where: dict[str, tuple[int, Path]] = {}
+        for label, job in jobs.items():
+            for check in job["checks"]:
+                index = next(i for i in blocks[label] if markup.grade_id(nb.cells[i]) == check["grade_id"])
+                where[check["grade_id"]] = index, scratch / "answers" / f"{check['grade_id']}.json"
+                nb.cells[index].source = answers.export_cell(check["names"], str(where[check["grade_id"]][1]))
+        # Chapter 12's lab makes network namespaces: its kernel gets a root of its own inside the sandbox.
+        box = sandbox.confine(options.sandbox, scratch, nested_root=NEEDS_ROOT in _setup_source(source))
+        run = execute_cells(nb, cells_to_run(nb, list(blocks.values()), options.whole), options.time_limit, env,
+                            cwd=str(scratch), sandbox=box)
+        tampered: dict[str, str] = {}
+        for label, job in jobs.items():
+            for check in job["checks"]:
+                index, path = where[check["grade_id"]]
+                check["answers"] = _read_answers(path)
+                ran = run.cells.get(index)
+                if check["answers"] is None and ran is not None and not (run.stopped and ran.error == run.stopped):
+                    tampered[label] = ("tampered: the grader's cell that collects your answers "
+                                       + (f"raised {ran.error}" if ran.error else "ran but wrote nothing")
+                                       + ": an earlier cell changed how the kernel runs code")
+    return run, tampered
+
+
 def grade(submission: Any, source: Any, student: str, notebook: str, options: Options = Options()) -> list[Row]:
     """One row per graded exercise of ``source``: what ``student``'s ``submission`` of it scores."""
     graded = [e for e in markup.exercises(source) if e.graded]
@@ -251,44 +305,27 @@ def grade(submission: Any, source: Any, student: str, notebook: str, options: Op
             blocks[exercise.label] = exercise_block(nb, exercise.label)
     jobs = {e.label: _check_job(source, e) for e in graded if e.label in blocks}
     env = GRADING_ENV | {students.ENV: student}
-    with tempfile.TemporaryDirectory(prefix="iolab-grade-") as folder:
-        scratch = Path(folder) / "scratch"  # the submission's files land there; its -etc sibling is the sandbox's
-        (scratch / "answers").mkdir(parents=True)
-        paths: dict[str, Path] = {}
-        for label, job in jobs.items():
-            for check in job["checks"]:
-                index = next(i for i in blocks[label] if markup.grade_id(nb.cells[i]) == check["grade_id"])
-                paths[check["grade_id"]] = scratch / "answers" / f"{check['grade_id']}.json"
-                nb.cells[index].source = answers.export_cell(check["names"], str(paths[check["grade_id"]]))
-        # Chapter 12's lab makes network namespaces: its kernel gets a root of its own inside the sandbox.
-        box = sandbox.confine(options.sandbox, scratch, nested_root=NEEDS_ROOT in _setup_source(source))
-        run = execute_cells(nb, cells_to_run(nb, list(blocks.values()), options.whole), options.time_limit, env,
-                            cwd=str(scratch), sandbox=box)
-        tampered: dict[str, str] = {}
-        for label, job in jobs.items():
-            for check in job["checks"]:
-                check["answers"] = _read_answers(paths[check["grade_id"]])
-                index = next(i for i in blocks[label] if markup.grade_id(nb.cells[i]) == check["grade_id"])
-                ran = run.cells.get(index)
-                if check["answers"] is None and ran is not None and not (run.stopped and ran.error == run.stopped):
-                    tampered[label] = ("tampered: the grader's cell that collects your answers "
-                                       + (f"raised {ran.error}" if ran.error else "ran but wrote nothing")
-                                       + ": an earlier cell changed how the kernel runs code")
-    checkable = {label: job for label, job in jobs.items() if label not in tampered}
     verdict, checker_error = None, None
-    if checkable:
-        try:
-            verdict = run_checker({"exercises": list(checkable.values()), "setup": _setup_source(source)}, env,
-                                  options.sandbox)
-        except RuntimeError as exc:
-            checker_error = str(exc)
+    # The checker starts first: its imports and setup overlap the submission's run.
+    checker = Checker({"exercises": list(jobs.values()), "setup": _setup_source(source)}, env, options.sandbox) \
+        if jobs else None
+    try:
+        run, tampered = _run_submission(nb, source, blocks, jobs, env, options)
+        if checker is not None:
+            verdict = checker.finish({c["grade_id"]: c["answers"] for label, job in jobs.items()
+                                      if label not in tampered for c in job["checks"]})
+    except RuntimeError as exc:  # only the checker raises it: the grader's problem, said in the rows
+        checker_error = str(exc)
+    finally:
+        if checker is not None:
+            checker.close()
     for exercise in graded:
         if exercise.label in rows:
             continue
         block = blocks[exercise.label]
         seconds = round(sum(run.cells[i].seconds for i in block if i in run.cells), 2)
         base = Row(student, notebook, exercise.label, 0.0, exercise.points, "failed", "", seconds)
-        if checker_error and exercise.label in checkable:
+        if checker_error and exercise.label not in tampered:
             rows[exercise.label] = replace(base, status="error", reason=checker_error)
             continue
         rows[exercise.label] = _exercise_row(nb, block, run, jobs[exercise.label], verdict,
