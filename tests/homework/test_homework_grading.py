@@ -168,3 +168,20 @@ def test_grading_two_at_a_time_gives_the_same_rows_as_one_at_a_time(tmp_path):
     assert [(r.student, r.exercise, r.points, r.status, r.reason) for r in one] == \
         [(r.student, r.exercise, r.points, r.status, r.reason) for r in two]
     assert [r.points for r in one] == [1.0, 2.0, 0.0, 2.0, 0.0, 0.0]
+
+
+def test_with_jobs_the_submissions_of_solo_notebooks_are_graded_one_at_a_time_after_the_others(tmp_path):
+    sources = tmp_path / "notebooks"
+    write(tiny_course(), sources / "hw.ipynb")
+    alone = tiny_course()
+    alone.metadata["iolab"] = {"solo": True}
+    write(alone, sources / "measures.ipynb")
+    subs = tmp_path / "submissions"
+    for student in ("a", "b"):
+        write(_solved(), subs / student / "hw.ipynb")
+        write(_solved(), subs / student / "measures.ipynb")
+    assert class_batch.solo(sources / "measures.ipynb") and not class_batch.solo(sources / "hw.ipynb")
+    rows = list(class_batch.grade_folder(subs, sources, grading.Options(time_limit=60, sandbox=SANDBOX), jobs=2))
+    assert [(r.student, r.notebook) for r in rows[::2]] == [("a", "hw.ipynb"), ("b", "hw.ipynb"),
+                                                            ("a", "measures.ipynb"), ("b", "measures.ipynb")]
+    assert {r.status for r in rows} == {"passed"}

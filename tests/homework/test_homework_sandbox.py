@@ -11,6 +11,7 @@ import time
 import psutil
 import pytest
 
+from cheats import DAEMON, DAEMON_SECONDS
 from iolab.commands import main
 from iolab.homework import sandbox
 
@@ -69,17 +70,9 @@ except OSError:
 @needs_bwrap
 def test_a_double_forked_daemon_ends_with_the_sandbox(tmp_path):
     (tmp_path / "scratch").mkdir()
-    _run(sandbox.Sandbox(tmp_path / "scratch"), """
-import os, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        os.execvp("sleep", ["sleep", "607.75"])
-    os._exit(0)
-time.sleep(0.3)
-""")
+    _run(sandbox.Sandbox(tmp_path / "scratch"), DAEMON)
     time.sleep(0.5)
-    assert [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "607.75"]] == []
+    assert [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", DAEMON_SECONDS]] == []
 
 
 def test_grading_refuses_without_bwrap_and_says_what_to_install(tmp_path, monkeypatch, capsys):

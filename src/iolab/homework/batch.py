@@ -92,11 +92,23 @@ def _grade_in_process(path: Path, student: str, sources: Path, options: Options)
         return [Row(student, path.name, "", 0.0, 0.0, "error", f"the grading process failed: {type(exc).__name__}", 0.0)]
 
 
+def solo(source: Path) -> bool:
+    """Whether the instructor notebook ``source`` measures CPU scaling or throughput (its metadata says
+    ``"iolab": {"solo": true}``): then it needs the cores to itself, in ``make test`` and when graded."""
+    try:
+        return bool(nbformat.read(source, as_version=4).metadata.get("iolab", {}).get("solo"))
+    except Exception:  # no such notebook: grade_file says so in its rows
+        return False
+
+
 def grade_folder(folder: Path, sources: Path, options: Options = Options(), jobs: int = 1) -> Iterator[Row]:
-    """The rows of every submission in ``folder`` (one sub-folder per student), in order, ``jobs`` at a time.
+    """The rows of every submission in ``folder`` (one sub-folder per student), ``jobs`` at a time.
 
     With ``jobs`` > 1, each submission is graded by a process of its own (threads here only wait
-    for them): nothing is shared between two submissions but the machine.
+    for them), so nothing is shared between two submissions but the machine; the submissions of
+    *solo* notebooks are then graded one at a time, after the others, since their checks compare
+    throughput or CPU time and a neighbour would change what they measure. Rows come in the order
+    of the submissions within each of the two groups.
     """
     tasks = [(path, student, sources, options) for student, path in submissions(folder)]
     if jobs <= 1:
@@ -104,9 +116,12 @@ def grade_folder(folder: Path, sources: Path, options: Options = Options(), jobs
         for path, student, sources_, options_ in tasks:
             yield from grade_file(path, student, sources_, options_)
         return
+    alone = {name for name in {path.name for path, *_ in tasks} if solo(sources / name)}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for rows in pool.map(lambda task: _grade_in_process(*task), tasks):
+        for rows in pool.map(lambda task: _grade_in_process(*task), [t for t in tasks if t[0].name not in alone]):
             yield from rows
+    for task in (t for t in tasks if t[0].name in alone):
+        yield from _grade_in_process(*task)
 
 
 def write_csv(rows: Iterable[Row], path: Path) -> list[Row]:
