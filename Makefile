@@ -41,8 +41,9 @@ unit: env
 	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -n 2 -m "not solo" tests
 	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -m solo tests
 
-# Notebooks that measure CPU scaling or throughput need the cores to themselves: their metadata says
-# "iolab": {"solo": true} (the grader reads it too), and they run one at a time, first.
+# Notebooks that measure CPU scaling or throughput, or fill a per-user kernel limit (02's pipes), need
+# the machine to themselves: their metadata says "iolab": {"solo": true} (the grader reads it too),
+# and they run one at a time, first.
 # The rest run two at a time; nbval in parallel needs --dist loadfile (plain -n 2 would split one
 # notebook's cells across workers).
 SOLO_NOTEBOOKS := $(shell $(PYTHON) -c 'import glob, json; print(" ".join(f for f in sorted(glob.glob("notebooks/*.ipynb")) if json.load(open(f))["metadata"].get("iolab", {}).get("solo")))')
@@ -69,16 +70,17 @@ homework: env
 	$(GUARD) $(BIN)/python -m iolab homework student $(HOMEWORK)
 
 # JOBS=N grades N submissions at once; NO_SANDBOX=1 grades without bubblewrap (trusted code only);
-# RELEASE_HIDDEN=1 quotes hidden checks' messages in the feedback (they state the answers).
+# RELEASE_HIDDEN=1 quotes hidden checks' messages in the feedback (they state the answers);
+# CHECKS=dir adds the instructor's own checks and course secret (iolab.homework.private).
 grade: env
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir (one folder per student id, holding their notebooks)"; exit 2; }
 	$(GUARD) $(BIN)/python -m iolab homework grade $(SUBMISSIONS) --out $(GRADES) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
 	  $(if $(JOBS),--jobs $(JOBS)) $(if $(NO_SANDBOX),--no-sandbox) $(if $(RELEASE_HIDDEN),--release-hidden) \
-	  $(if $(NAMES),--names $(NAMES))
+	  $(if $(NAMES),--names $(NAMES)) $(if $(CHECKS),--checks $(CHECKS))
 
 # Gradescope: an autograder.zip for one notebook (NOTEBOOK=02-blocking) or for all of them.
 gradescope: env
-	$(BIN)/python -m iolab homework gradescope $(NOTEBOOK) --out $(BUILD)/gradescope
+	$(BIN)/python -m iolab homework gradescope $(NOTEBOOK) --out $(BUILD)/gradescope $(if $(CHECKS),--checks $(CHECKS))
 
 # Re-resolves the lock from pyproject.toml (needs the registry); environment.yml must follow it.
 lock: env

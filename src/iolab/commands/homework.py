@@ -55,12 +55,24 @@ def add_homework(sub: Subparsers) -> None:
     grade.add_argument("--names", type=Path, default=None, metavar="CSV",
                        help="a CSV of id,name for the gradebook's Student column (default: SUBMISSIONS/names.csv, "
                        "as `homework intake` writes it)")
+    grade.add_argument("--checks", type=Path, default=None, metavar="DIR",
+                       help="the instructor's own checks and course secret, outside the repository (see iolab.homework.private)")
     grade.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
 
     def run_grade(args: argparse.Namespace) -> int:
+        import nbformat
         import pandas as pd
 
-        from iolab.homework import batch, grading, reports, sandbox
+        from iolab.homework import batch, grading, private, reports, sandbox
+
+        if args.checks is not None:
+            if not args.checks.is_dir():
+                grade.error(f"--checks {args.checks}: no such folder")
+            for path in sorted(args.notebooks.glob("*.ipynb")):  # a misnamed file fails now, not per submission
+                try:
+                    private.with_private_checks(nbformat.read(path, as_version=4), args.checks, path.name)
+                except ValueError as exc:
+                    grade.error(str(exc))
 
         if not args.submissions.is_dir():
             grade.error(f"{args.submissions} is not a folder (it should hold one folder per student)")
@@ -72,7 +84,8 @@ def add_homework(sub: Subparsers) -> None:
                 return 2
         options = grading.Options(time_limit=args.timeout if args.timeout is not None else grading.DEFAULT_TIME_LIMIT,
                                   whole=args.whole, sandbox="none" if args.no_sandbox else "bwrap",
-                                  release_hidden=args.release_hidden)
+                                  release_hidden=args.release_hidden,
+                                  private=str(args.checks.resolve()) if args.checks else None)
         out = args.out or args.submissions / "grades.csv"
         print(f"grading {sum(1 for _ in batch.submissions(args.submissions))} notebooks, {args.jobs} at a time, "
               + ("without a sandbox" if args.no_sandbox else "each in a sandbox"), flush=True)
@@ -92,6 +105,26 @@ def add_homework(sub: Subparsers) -> None:
         return 0
 
     grade.set_defaults(run=run_grade)
+
+    ids = actions.add_parser("ids", help="the ids to hand students when the course has a secret",
+                             description="Print, for each student id, the id they work with (IOLAB_STUDENT): the id "
+                             "and a token that only the course secret (CHECKS/secret) makes, so that nobody can work "
+                             "out a student's numbers from the public code.")
+    ids.add_argument("students", nargs="+", metavar="ID")
+    ids.add_argument("--checks", type=Path, required=True, metavar="DIR", help="the folder that holds the secret")
+
+    def run_ids(args: argparse.Namespace) -> int:
+        from iolab.homework import private
+        from iolab.kit import student as students
+
+        secret = private.read_secret(args.checks)
+        if secret is None:
+            ids.error(f"no secret in {args.checks / private.SECRET}: write one line of random text there first")
+        for name in args.students:
+            print(f"{name},{students.with_token(name, secret)}")
+        return 0
+
+    ids.set_defaults(run=run_ids)
 
     take = actions.add_parser("intake", help="unpack an LMS's zip of submissions into SUBMISSIONS/<student id>/",
                               description="Unpack the zip of submissions that Canvas or Moodle downloads into "
@@ -123,6 +156,8 @@ def add_homework(sub: Subparsers) -> None:
                                "exercise. Without NOTEBOOK, the package grades any of the course's notebooks.")
     scope.add_argument("notebook", nargs="*", metavar="NOTEBOOK", help="a notebook's stem, e.g. 02-blocking")
     scope.add_argument("--out", type=Path, default=Path("_build/gradescope"), help="folder for the package (default: %(default)s)")
+    scope.add_argument("--checks", type=Path, default=None, metavar="DIR",
+                       help="the instructor's own checks and course secret, packed in as private/")
     scope.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
 
     def run_gradescope(args: argparse.Namespace) -> int:
@@ -134,7 +169,7 @@ def add_homework(sub: Subparsers) -> None:
             scope.error(f"no notebook called {', '.join(unknown)} in {args.notebooks}")
         paths = paths or sorted(args.notebooks.glob("*.ipynb"))
         name = paths[0].stem if len(args.notebook) == 1 else "all" if not args.notebook else "-".join(p.stem[:2] for p in paths)
-        out = gradescope.build_package(paths, args.out / name / "autograder.zip")
+        out = gradescope.build_package(paths, args.out / name / "autograder.zip", args.checks)
         print(f"autograder for {len(paths)} notebook{'s' * (len(paths) > 1)}: {out.resolve()}")
         return 0
 

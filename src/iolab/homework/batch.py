@@ -93,8 +93,10 @@ def _grade_in_process(path: Path, student: str, sources: Path, options: Options)
 
 
 def solo(source: Path) -> bool:
-    """Whether the instructor notebook ``source`` measures CPU scaling or throughput (its metadata says
-    ``"iolab": {"solo": true}``): then it needs the cores to itself, in ``make test`` and when graded."""
+    """Whether the instructor notebook ``source`` needs the machine to itself (its metadata says
+    ``"iolab": {"solo": true}``), in ``make test`` and when graded: it measures CPU scaling or
+    throughput, which a neighbour on the same cores changes, or fills a per-user kernel limit that a
+    neighbour shares (notebook 02's thousand pipes count against the pipe buffers of one user)."""
     try:
         return bool(nbformat.read(source, as_version=4).metadata.get("iolab", {}).get("solo"))
     except Exception:  # no such notebook: grade_file says so in its rows
@@ -106,9 +108,9 @@ def grade_folder(folder: Path, sources: Path, options: Options = Options(), jobs
 
     With ``jobs`` > 1, each submission is graded by a process of its own (threads here only wait
     for them), so nothing is shared between two submissions but the machine; the submissions of
-    *solo* notebooks are then graded one at a time, after the others, since their checks compare
-    throughput or CPU time and a neighbour would change what they measure. Rows come in the order
-    of the submissions within each of the two groups.
+    *solo* notebooks (:func:`solo`) are then graded one at a time, after the others, since a
+    neighbour would change what their checks measure. Rows come in the order of the submissions
+    within each of the two groups.
     """
     tasks = [(path, student, sources, options) for student, path in submissions(folder)]
     if jobs <= 1:
@@ -120,8 +122,9 @@ def grade_folder(folder: Path, sources: Path, options: Options = Options(), jobs
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for rows in pool.map(lambda task: _grade_in_process(*task), [t for t in tasks if t[0].name not in alone]):
             yield from rows
-    for task in (t for t in tasks if t[0].name in alone):
-        yield from _grade_in_process(*task)
+    adopt_orphans(options.sandbox)
+    for path, student, sources_, options_ in (t for t in tasks if t[0].name in alone):
+        yield from grade_file(path, student, sources_, options_)
 
 
 def write_csv(rows: Iterable[Row], path: Path) -> list[Row]:

@@ -64,6 +64,20 @@ def check_one(check: dict[str, Any], namespace: dict[str, Any]) -> dict[str, Any
     return {"answers": statuses, "outcomes": [[o.hidden, o.passed, o.message] for o in outcomes], "error": None}
 
 
+def parameters(given: list[str], namespace: dict[str, Any]) -> str:
+    """The values the given cells drew, as ``name=value`` (plain data only, each cut to 40 characters)."""
+    shown = []
+    for name in sorted({n for source in given for n in checks.bound_names(source)}):
+        value = namespace.get(name)
+        try:
+            answers.encode(value)
+        except answers.NotData:
+            continue
+        if not name.startswith("_"):
+            shown.append(f"{name}={repr(value)[:40]}")
+    return ", ".join(shown)
+
+
 def run_job(job: dict[str, Any], read_answers: Callable[[], dict[str, str | None]]) -> dict[str, Any]:
     """The verdict on every exercise of ``job``, once ``read_answers()`` has given the answers by check cell."""
     setup: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
@@ -80,6 +94,7 @@ def run_job(job: dict[str, Any], read_answers: Callable[[], dict[str, str | None
     for exercise, namespace, given_error in prepared:
         verdict["exercises"][exercise["label"]] = {
             "given_error": given_error,
+            "parameters": parameters(exercise["given"], namespace),
             "checks": {c["grade_id"]: check_one(c | {"answers": received.get(c["grade_id"])}, namespace)
                        for c in exercise["checks"]},
         }

@@ -29,7 +29,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from iolab.homework import batch, sandbox
+from iolab.homework import batch, private, sandbox
 from iolab.homework.grading import Options, Row
 from iolab.kit.paths import COURSE_DATA
 
@@ -75,8 +75,12 @@ def _script(archive: zipfile.ZipFile, name: str, text: str) -> None:
     archive.writestr(info, text)
 
 
-def build_package(notebooks: Sequence[Path], out: Path) -> Path:
-    """Write ``out`` (an autograder.zip) that grades ``notebooks`` (instructor editions); its path."""
+def build_package(notebooks: Sequence[Path], out: Path, checks: Path | None = None) -> Path:
+    """Write ``out`` (an autograder.zip) that grades ``notebooks`` (instructor editions); its path.
+
+    ``checks``, the instructor's private folder (``private``), goes in as ``private/``: its secret and
+    the checks of these notebooks.
+    """
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         _script(archive, "setup.sh", SETUP_SH)
@@ -85,6 +89,10 @@ def build_package(notebooks: Sequence[Path], out: Path) -> Path:
             _add_tree(archive, COURSE / name, name)
         for path in notebooks:
             archive.write(path, f"notebooks/{path.name}")
+            if checks is not None and (checks / path.stem).is_dir():
+                _add_tree(archive, checks / path.stem, f"private/{path.stem}")
+        if checks is not None and (checks / private.SECRET).is_file():
+            archive.write(checks / private.SECRET, f"private/{private.SECRET}")
     return out
 
 
@@ -131,9 +139,12 @@ def confinement() -> str:
 def run(root: Path, options: Options | None = None) -> Path:
     """Grade ``root``/submission against ``root``/source/notebooks; write and return ``root``/results/results.json."""
     sources = root / "source" / "notebooks"
-    options = options or Options(sandbox=confinement())
+    private_dir = root / "source" / "private"
+    options = options or Options(sandbox=confinement(), private=str(private_dir) if private_dir.is_dir() else None)
     if options.sandbox == "nobody":
-        os.chmod(sources, 0o700)  # the key: root's only, not the submission's
+        for folder in (sources, private_dir):  # the key and the secret: root's only, not the submission's
+            if folder.is_dir():
+                os.chmod(folder, 0o700)
     batch.adopt_orphans(options.sandbox)
     student = student_id(root)
     rows: list[Row] = []

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from iolab.homework import answers, checks, markup, sandbox
+from iolab.homework import answers, checks, markup, private, sandbox
 from iolab.homework.execution import Execution, execute_cells
 from iolab.kit import student as students
 
@@ -50,12 +50,14 @@ class Options:
 
     ``sandbox`` is one of ``sandbox.KINDS``: ``"bwrap"`` (the default), ``"nobody"`` (as user nobody,
     where the grader is root in a container of its own, as on Gradescope) or ``"none"`` (trusted code).
+    ``private`` names a folder of the instructor's own checks and course secret (``private``).
     """
 
     time_limit: float = DEFAULT_TIME_LIMIT
     whole: bool = False
     sandbox: str = "bwrap"
     release_hidden: bool = False
+    private: str | None = None  # a folder of the instructor's own checks and secret (``private``)
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class Row:
     status: str  # one of STATUSES
     reason: str
     seconds: float
+    parameters: str = ""  # the exercise's parameters as the grader drew them: "pipe_bytes=262144"
+    note: str = ""  # about the whole notebook: it ran under another student id than it was graded with
 
 
 def restore_instructor_cells(nb: Any, source: Any) -> set[str]:
@@ -288,8 +292,35 @@ def _run_submission(nb: Any, source: Any, blocks: dict[str, range], jobs: dict[s
     return run, tampered
 
 
+SEEDED_AS = re.compile(r"IOLAB_STUDENT=(\S+): your numbers|(no IOLAB_STUDENT)")
+
+
+def seeded_as(submission: Any) -> str | None:
+    """The id the submission's own run drew its numbers from, as its setup cell printed it ("" for none);
+    None if the setup cell has no such output (never run)."""
+    index = markup.setup_cell(submission)
+    outputs = submission.cells[index].get("outputs", []) if index is not None else []
+    text = "".join(str(o.get("text", "")) for o in outputs if o.get("output_type") == "stream")
+    match = SEEDED_AS.search(text)
+    return None if match is None else (match[1] or "")
+
+
+def id_note(submission: Any, seed_id: str) -> str:
+    """A note when the submission ran under another student id than the one it is graded with, else ""."""
+    ran_as = seeded_as(submission)
+    if ran_as is None or ran_as == seed_id:
+        return ""
+    as_what = f"IOLAB_STUDENT={ran_as}" if ran_as else "no IOLAB_STUDENT (the book's numbers)"
+    return (f"your notebook ran with {as_what} but is graded as {seed_id}: exercises marked *your numbers* "
+            f"are checked with {seed_id}'s numbers")
+
+
 def grade(submission: Any, source: Any, student: str, notebook: str, options: Options = Options()) -> list[Row]:
     """One row per graded exercise of ``source``: what ``student``'s ``submission`` of it scores."""
+    folder = Path(options.private) if options.private else None
+    source, _ = private.with_private_checks(source, folder, notebook)
+    seed_id = students.with_token(student, private.read_secret(folder))
+    note = id_note(submission, seed_id)
     graded = [e for e in markup.exercises(source) if e.graded]
     nb = copy.deepcopy(submission)
     missing = restore_instructor_cells(nb, source)
@@ -304,7 +335,7 @@ def grade(submission: Any, source: Any, student: str, notebook: str, options: Op
         else:
             blocks[exercise.label] = exercise_block(nb, exercise.label)
     jobs = {e.label: _check_job(source, e) for e in graded if e.label in blocks}
-    env = GRADING_ENV | {students.ENV: student}
+    env = GRADING_ENV | {students.ENV: seed_id}
     verdict, checker_error = None, None
     # The checker starts first: its imports and setup overlap the submission's run.
     checker = Checker({"exercises": list(jobs.values()), "setup": _setup_source(source)}, env, options.sandbox) \
@@ -328,6 +359,8 @@ def grade(submission: Any, source: Any, student: str, notebook: str, options: Op
         if checker_error and exercise.label not in tampered:
             rows[exercise.label] = replace(base, status="error", reason=checker_error)
             continue
+        if verdict is not None and exercise.label in verdict["exercises"]:
+            base = replace(base, parameters=verdict["exercises"][exercise.label].get("parameters", ""))
         rows[exercise.label] = _exercise_row(nb, block, run, jobs[exercise.label], verdict,
                                              tampered.get(exercise.label), base, options.release_hidden)
-    return [rows[e.label] for e in graded]
+    return [replace(rows[e.label], note=note) for e in graded]

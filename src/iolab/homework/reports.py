@@ -68,9 +68,13 @@ def pass_rates(rows: Sequence[Row]) -> pd.DataFrame:
 def feedback_text(student: str, notebook: str, rows: Sequence[Row], release_hidden: bool = False) -> str:
     """One student's feedback on one notebook, as Markdown (its reasons quote hidden checks only if the rows do)."""
     earned, possible = sum(r.points for r in rows), sum(r.max_points for r in rows)
-    lines = [f"# {notebook}: {earned:g} of {possible:g} points", "", f"Student: `{student}`", "",
-             "| exercise | points | result |", "|---|---|---|"]
-    lines += [f"| `{r.exercise or '-'}` | {r.points:g} / {r.max_points:g} | {r.status} |" for r in rows]
+    lines = [f"# {notebook}: {earned:g} of {possible:g} points", "", f"Student: `{student}`", ""]
+    notes = sorted({r.note for r in rows if r.note})
+    for note in notes:
+        lines += [f"**Note:** {note}", ""]
+    lines += ["| exercise | points | result | your numbers |", "|---|---|---|---|"]
+    lines += [f"| `{r.exercise or '-'}` | {r.points:g} / {r.max_points:g} | {r.status} | {r.parameters or '-'} |"
+              for r in rows]
     lost = [r for r in rows if r.status != "passed"]
     if lost:
         lines += ["", "## What to look at", ""]

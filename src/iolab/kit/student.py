@@ -13,6 +13,7 @@ folded solutions are never a student's answer to copy.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 from collections.abc import Sequence
 from typing import TypeVar
@@ -45,3 +46,23 @@ def pick(label: str, choices: Sequence[T], student: str | None = None) -> T:
         return choices[0]
     others = choices[1:]
     return others[seed(label, student) % len(others)]
+
+
+def describe() -> str:
+    """One line for a notebook's setup cell: whose numbers its exercises draw (the grader reads it back)."""
+    who = student_id()
+    return f"IOLAB_STUDENT={who}: your numbers" if who else "no IOLAB_STUDENT: the book's numbers"
+
+
+def token(secret: str, student: str) -> str:
+    """The part of a student's id that only a course secret makes: 8 hex digits of HMAC-SHA256(secret, student)."""
+    return hmac.new(secret.encode(), student.encode(), hashlib.sha256).hexdigest()[:8]
+
+
+def with_token(student: str, secret: str | None) -> str:
+    """The id a student works with: ``ada.3f9a1c2b`` when the course has a secret, ``ada`` when it has none.
+
+    The seeds come from the whole id, so without the secret nobody can work out another student's
+    numbers, or their own, from the public code: the instructor hands each student theirs.
+    """
+    return f"{student}.{token(secret, student)}" if secret else student
