@@ -1,6 +1,7 @@
 """The adversarial corpus (``cheats.py``) graded as a class: every cheat scores 0, honest work full marks.
 
-One batch, graded by the command an instructor types (two at a time, each in a sandbox): an honest
+One batch, graded by the command an instructor types (`--jobs 2`; notebook 02 is solo, so one at a time,
+each in a sandbox): an honest
 submission of notebook 02, a blank one, and one per cheat. It checks the scores, the reasons, that
 nothing a cheat started is still running, that no file outside a submission's scratch folder was
 written, that no server on the grader's loopback was reached, and that the batch exits 0.
@@ -24,7 +25,10 @@ from iolab.homework import editions, markup, sandbox
 NOTEBOOK = ROOT / "notebooks" / "02-blocking.ipynb"
 # The states swapped, the CPU figures right: one of pred-states' three hidden asserts fails.
 WRONG_STATES = 'reader_state, looper_state = "R", "S"\nreader_cpu_percent, looper_cpu_percent = 0, 100'
-pytestmark = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed (apt install bubblewrap)")
+# Solo: notebook 02's honest answers measure pipes and selectors, which a neighbouring test's pipes would
+# change (they count against the same user's pipe buffers).
+pytestmark = [pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed (apt install bubblewrap)"),
+              pytest.mark.solo]
 
 
 class Listener:
@@ -77,7 +81,7 @@ def graded(tmp_path_factory):
         cheat.cells[first].source = (code.replace("{marker!r}", repr(str(subs / "planted.txt")))
                                      .replace("{port!r}", repr(listener.port)))
         write(cheat, subs / f"cheat-{name}" / NOTEBOOK.name)
-    status = main(["homework", "grade", str(subs), "--jobs", "2", "--timeout", "60", "--notebooks", str(NOTEBOOK.parent)])
+    status = main(["homework", "grade", str(subs), "--jobs", "2", "--timeout", "45", "--notebooks", str(NOTEBOOK.parent)])
     listener.close()
     by_student: dict[str, list[dict[str, str]]] = {}
     for row in csv.DictReader((subs / "grades.csv").open()):
