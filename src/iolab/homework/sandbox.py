@@ -138,8 +138,10 @@ class Sandbox:
                       "sh", "-c", 'mount -t tmpfs tmpfs /run && ip link set lo up && exec "$@"', "sh"]
         return [check(), "--unshare-all", "--unshare-user", "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID),
                 "--die-with-parent", "--new-session", "--clearenv", *setenv,
-                *self._binds(), *self._identity(),
+                # The fresh /tmp first, then what is bound into the tree: a course cloned below /tmp
+                # (as CI may do) must not be hidden by the sandbox's own /tmp.
                 "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp", "--tmpfs", "/run",
+                *self._binds(), *self._identity(),
                 "--bind", str(self.scratch), str(self.scratch), "--chdir", str(self.scratch),
                 *nested, *argv]
 
