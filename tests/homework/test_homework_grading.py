@@ -107,7 +107,10 @@ def test_the_batch_goes_on_to_grade_the_good_submission_after_all_that(batch):
 def test_an_edited_check_cell_is_replaced_by_the_instructors_with_its_hidden_tests():
     instructor = tiny_course()
     cheat = _solved(**{"ex-a-code": "answer = 41", "ex-a-check": "pass"})
+    before = {p.pid for p in psutil.Process().children()}
     rows = grading.grade(cheat, instructor, "mallory", "hw.ipynb", grading.Options(time_limit=60, sandbox=SANDBOX))
+    # Not even a zombie: the kernel's process (bwrap's, in the sandbox) and the checker's are reaped.
+    assert [p for p in psutil.Process().children() if p.pid not in before] == []
     assert (rows[0].status, rows[0].points) == ("failed", 0.0)
     assert rows[0].reason == "hidden check 1 of 1 failed"
 

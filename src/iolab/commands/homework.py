@@ -60,7 +60,6 @@ def add_homework(sub: Subparsers) -> None:
     grade.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
 
     def run_grade(args: argparse.Namespace) -> int:
-        import nbformat
         import pandas as pd
 
         from iolab.homework import batch, grading, private, reports, sandbox
@@ -68,11 +67,8 @@ def add_homework(sub: Subparsers) -> None:
         if args.checks is not None:
             if not args.checks.is_dir():
                 grade.error(f"--checks {args.checks}: no such folder")
-            for path in sorted(args.notebooks.glob("*.ipynb")):  # a misnamed file fails now, not per submission
-                try:
-                    private.with_private_checks(nbformat.read(path, as_version=4), args.checks, path.name)
-                except ValueError as exc:
-                    grade.error(str(exc))
+            for problem in private.problems(args.checks, args.notebooks):  # now, not once per submission
+                grade.error(problem)
 
         if not args.submissions.is_dir():
             grade.error(f"{args.submissions} is not a folder (it should hold one folder per student)")

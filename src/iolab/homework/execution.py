@@ -114,7 +114,9 @@ def execute_cells(nb: Any, indices: Sequence[int], time_limit: float, env: Mappi
     start = time.monotonic()
     # The kernel's own stdout and stderr carry only its start-up banner and warnings (what cells print
     # reaches their outputs).
-    with client.setup_kernel(env=os.environ | dict(env or {}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+    # cleanup_kc: nbclient shuts down (and reaps) only a kernel manager it made itself, unless told to.
+    with client.setup_kernel(env=os.environ | dict(env or {}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             cleanup_kc=True):
         kernel_pid = client.km.provisioner.pid
         try:
             for index in indices:

@@ -343,10 +343,11 @@ def grade(submission: Any, source: Any, student: str, notebook: str, options: Op
     try:
         run, tampered = _run_submission(nb, source, blocks, jobs, env, options)
         if checker is not None:
-            verdict = checker.finish({c["grade_id"]: c["answers"] for label, job in jobs.items()
-                                      if label not in tampered for c in job["checks"]})
-    except RuntimeError as exc:  # only the checker raises it: the grader's problem, said in the rows
-        checker_error = str(exc)
+            try:
+                verdict = checker.finish({c["grade_id"]: c["answers"] for label, job in jobs.items()
+                                          if label not in tampered for c in job["checks"]})
+            except RuntimeError as exc:  # the grader's problem, not the student's: said in the rows
+                checker_error = str(exc)
     finally:
         if checker is not None:
             checker.close()

@@ -22,6 +22,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import nbformat
+
 from iolab.homework import markup
 
 SECRET = "secret"
@@ -68,3 +70,14 @@ def with_private_checks(source: Any, folder: Path | None, notebook: str) -> tupl
         checks[gid].source = "\n".join([*lines, *_hidden_block(path.read_text())]).strip("\n")
         changed.append(gid)
     return nb, changed
+
+
+def problems(folder: Path, notebooks: Path) -> list[str]:
+    """What in ``folder`` names no check cell of the instructor notebooks in ``notebooks`` (nothing if all is well)."""
+    found = []
+    for path in sorted(notebooks.glob("*.ipynb")):
+        try:
+            with_private_checks(nbformat.read(path, as_version=4), folder, path.name)
+        except ValueError as exc:
+            found.append(str(exc))
+    return found
