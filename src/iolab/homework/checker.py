@@ -27,18 +27,13 @@ from iolab.homework import answers, checks
 FILENAME = "<check cell {}>"
 
 
-def _error(exc: BaseException) -> str:
-    text = str(exc).strip().split("\n")[0]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 def _run_quietly(source: str, namespace: dict[str, Any], name: str) -> str | None:
     """Run a cell of the instructor's in ``namespace`` with its printing swallowed; its error, or None."""
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             exec(compile(source, name, "exec"), namespace)
     except Exception as exc:
-        return _error(exc)
+        return checks.error_line(exc)
     return None
 
 

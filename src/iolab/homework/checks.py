@@ -136,12 +136,17 @@ def answer_names(check: str, provided: list[str]) -> set[str]:
     return loaded - known
 
 
+def error_line(exc: BaseException) -> str:
+    """``Name: message`` (its first line) for an error."""
+    text = str(exc).strip().split("\n")[0]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def _message(exc: BaseException) -> str:
     """An assert's own message, or ``Name: message`` for any other error (first line)."""
-    text = str(exc).strip().split("\n")[0]
     if isinstance(exc, AssertionError):
-        return text or "AssertionError"
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        return str(exc).strip().split("\n")[0] or "AssertionError"
+    return error_line(exc)
 
 
 def run_parts(found: list[Part], namespace: dict[str, Any], filename: str) -> list[Outcome]:

@@ -52,15 +52,22 @@ def bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+@cache
+def _probe(path: str) -> str | None:
+    """Why ``bwrap`` at ``path`` cannot create namespaces here, or None if it can (asked once per process)."""
+    probe = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "true"],
+                           capture_output=True, text=True, timeout=30)
+    return probe.stderr.strip()[:200] if probe.returncode != 0 else None
+
+
 def check() -> str:
     """The path of a working ``bwrap``; :class:`SandboxMissing` if there is none or it cannot run."""
     path = bwrap()
     if path is None:
         raise SandboxMissing(f"the grader runs each submission in a sandbox, and bwrap is not installed: {INSTALL_HINT}")
-    probe = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "true"],
-                           capture_output=True, text=True, timeout=30)
-    if probe.returncode != 0:
-        raise SandboxMissing(f"bwrap cannot create namespaces here ({probe.stderr.strip()[:200]}); allow unprivileged "
+    failure = _probe(path)
+    if failure is not None:
+        raise SandboxMissing(f"bwrap cannot create namespaces here ({failure}); allow unprivileged "
                              "user namespaces (sysctl kernel.unprivileged_userns_clone=1), run as root, or pass "
                              "--no-sandbox for trusted submissions")
     return path
