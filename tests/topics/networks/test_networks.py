@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from iolab.netlab import available
@@ -71,8 +73,16 @@ def test_slowloris_stops_prefork_but_not_asyncio() -> None:
 @needs_lab
 @pytest.mark.solo
 def test_the_measured_round_trip_is_within_5_percent_of_the_setting() -> None:
-    table = link.in_lab(lambda lab: link.rtt_accuracy(lab, [10, 50], samples=5))
-    assert (table.error_pct.abs() < 5).all(), table
+    def measure(lab):
+        # The forwarder is a user-space process: what it adds itself (some 0.1-0.5 ms, more on a
+        # busy machine) is measured in the same run, on a link set to no delay, and taken off.
+        lab.set(delay_ms=0.0, jitter_ms=0.0, loss=0.0)
+        baseline_ms = statistics.median(link.connect_times_ms(lab, 9))
+        return baseline_ms, link.rtt_accuracy(lab, [10, 50], samples=5)
+
+    baseline_ms, table = link.in_lab(measure)
+    added_by_link = table.measured_rtt_ms - baseline_ms
+    assert ((added_by_link - table.configured_rtt_ms).abs() < 0.05 * table.configured_rtt_ms).all(), (baseline_ms, table)
 
 
 @needs_lab
