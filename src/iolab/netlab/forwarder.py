@@ -53,6 +53,7 @@ WATCH_S = 0.5
 # (a wake-up delayed by a busy machine must not make every later packet leave far too early).
 LATE_WEIGHT = 0.2
 LATE_MAX_S = 0.001
+# The last stretch before a packet is due is spent polling (select with a zero timeout), not asleep.
 SPIN_S = 0.0001
 PR_SET_TIMERSLACK = 29  # from <linux/prctl.h>
 
