@@ -27,12 +27,24 @@ $(STAMP): requirements.lock pyproject.toml
 # Executes the notebooks (full scale unless IOLAB_SCALE says otherwise) and renders the HTML. Executed
 # notebooks are cached under a key of the kit, data, lock, scale and student id: a rebuild runs only
 # the notebooks that changed (all of them when the key did); `make book-clean` forgets everything.
+# EDITION=student renders the edition a class is sent to (book/_ext/editions.py) into $(BUILD)/student/html:
+# the readers' book is built first (its executed notebooks are what the student pages show).
+EDITION ?= readers
+ifeq ($(filter $(EDITION),readers student),)
+$(error EDITION=$(EDITION): the book has two editions, readers (the default) and student)
+endif
+
 book: env
-	$(GUARD) $(BIN)/jupyter-book build --warningiserror --keep-going --path-output . .
+	IOLAB_EDITION=readers $(GUARD) $(BIN)/jupyter-book build --warningiserror --keep-going --path-output . .
 	@echo "book rendered: file://$(CURDIR)/$(BUILD)/html/index.html"
+ifeq ($(EDITION),student)
+	IOLAB_EDITION=student $(GUARD) $(BIN)/jupyter-book build --warningiserror --keep-going --path-output $(BUILD)/student .
+	rm -rf $(BUILD)/student/html && mv $(BUILD)/student/_build/html $(BUILD)/student/html
+	@echo "student edition rendered: file://$(CURDIR)/$(BUILD)/student/html/index.html"
+endif
 
 book-clean:
-	rm -rf $(BUILD)/.jupyter_cache $(BUILD)/jupyter_execute $(BUILD)/.doctrees $(BUILD)/html
+	rm -rf $(BUILD)/.jupyter_cache $(BUILD)/jupyter_execute $(BUILD)/.doctrees $(BUILD)/html $(BUILD)/student
 
 test: unit notebooks
 

@@ -1,0 +1,129 @@
+"""The book's two editions, built for real on a tiny book: what each shows, and what its downloads serve."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
+
+# Text that only one part of the notebook holds, so a search of the built files finds where it went.
+HIDDEN = "hidden-key-4242"
+SOLUTION = "solution-code-1717"
+EXPLANATION = "folded-explanation-99"
+
+
+def cell(kind: str, source: str, grade_id: str | None = None, **meta) -> nbformat.NotebookNode:
+    made = nbformat.v4.new_markdown_cell(source) if kind == "markdown" else nbformat.v4.new_code_cell(source)
+    if grade_id:
+        made.metadata["nbgrader"] = {"grade_id": grade_id, "schema_version": 3, "task": False,
+                                     "grade": False, "locked": False, "solution": False, **meta}
+    return made
+
+
+def toy_notebook() -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        cell("markdown", "# Toy lab"),
+        cell("code", "from myst_nb import glue\nbase = 6", "setup", locked=True),
+        cell("markdown", "```{exercise-start} Prediction\n:label: pred-toy\n:nonumber:\n```\nPredict `answer`.\n```{exercise-end}\n```"),
+        cell("markdown", f"```{{solution-start}} pred-toy\n:class: dropdown\n```\nIt is 42: {EXPLANATION}."),
+        cell("code", f"### BEGIN SOLUTION\nanswer = base * 7  # {SOLUTION}\n### END SOLUTION", "pred-toy-code", solution=True),
+        cell("code", f"assert isinstance(answer, int), 'a whole number'\n### BEGIN HIDDEN TESTS\nassert answer == 42, '{HIDDEN}'\n### END HIDDEN TESTS",
+             "pred-toy-check", grade=True, locked=True, points=1),
+        cell("markdown", "```{solution-end}\n```"),
+        cell("code", "measured = base * 1000 + 17\nglue('toy-measured', measured)"),
+    ]
+    return nb
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """A tiny book, built as the readers' edition and then as the student edition."""
+    root = tmp_path_factory.mktemp("toybook")
+    (root / "notebooks").mkdir()
+    nbformat.write(toy_notebook(), root / "notebooks/toy.ipynb")
+    (root / "intro.md").write_text("# Toy\n\nMeasured: {glue:text}`notebooks/toy.ipynb::toy-measured:d`.\n")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: notebooks/toy\n")
+    (root / "_config.yml").write_text(json.dumps({
+        "title": "Toy", "only_build_toc_files": True, "exclude_patterns": ["_build"],
+        "execute": {"execute_notebooks": "force", "allow_errors": False},
+        "html": {"use_download_button": True},
+        "sphinx": {"extra_extensions": ["sphinx_exercise"],
+                   "local_extensions": {"editions": str(ROOT / "book" / "_ext")}}}))
+    for edition, out in (("readers", root), ("student", root / "_build" / "student")):
+        env = {**os.environ, "IOLAB_EDITION": edition}
+        done = subprocess.run([str(JUPYTER_BOOK), "build", "--warningiserror", "--path-output", str(out), str(root)],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return root
+
+
+def texts(html: Path) -> dict[str, str]:
+    """Every built page and served download under ``html``, by path."""
+    files = [*html.rglob("*.html"), *(html / "_sources").rglob("*")]
+    return {str(p.relative_to(html)): p.read_text(errors="replace") for p in files if p.is_file()}
+
+
+def test_the_readers_edition_folds_the_solution_and_never_shows_a_hidden_test(built: Path) -> None:
+    pages = texts(built / "_build" / "html")
+    assert not [name for name, text in pages.items() if HIDDEN in text or "BEGIN HIDDEN" in text]
+    page = pages["notebooks/toy.html"]
+    assert SOLUTION in page and EXPLANATION in page and "dropdown" in page
+    assert "6017" in pages["intro.html"]  # the figure it measured
+    download = json.loads(pages["_sources/notebooks/toy.ipynb"])
+    assert SOLUTION in json.dumps(download) and HIDDEN not in json.dumps(download)
+
+
+def test_the_student_edition_shows_the_measured_figures_but_no_solution_explanation_or_hidden_test(built: Path) -> None:
+    html = built / "_build" / "student" / "_build" / "html"
+    pages = texts(html)
+    leaked = [name for name, text in pages.items() if any(s in text for s in (HIDDEN, SOLUTION, EXPLANATION, "BEGIN HIDDEN", "BEGIN SOLUTION"))]
+    assert not leaked
+    assert "NotImplementedError" in pages["notebooks/toy.html"]  # the stub, highlighted
+    assert "6017" in pages["intro.html"]  # from the readers' build's execution: the student build runs nothing
+    download = nbformat.reads(pages["_sources/notebooks/toy.ipynb"], as_version=4)
+    assert all(not c.get("outputs") for c in download.cells if c.cell_type == "code")
+    assert any("raise NotImplementedError()" in c.source for c in download.cells)
+
+
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import editions as book_editions  # noqa: E402
+
+COURSE = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def split_lines(nb: nbformat.NotebookNode) -> tuple[set[str], set[str]]:
+    """The stripped lines of ``nb``'s code cells inside hidden-test regions, and those outside them."""
+    hidden, outside, inside = set(), set(), False
+    for c in nb.cells:
+        for line in c.source.split("\n") if c.cell_type == "code" else []:
+            if line.strip() in ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"):
+                inside = line.strip() == "### BEGIN HIDDEN TESTS"
+            elif line.strip():
+                (hidden if inside else outside).add(line.strip())
+    return hidden, outside
+
+
+@pytest.mark.parametrize("path", COURSE, ids=lambda p: p.stem)
+def test_the_readers_book_renders_each_course_notebook_without_its_hidden_tests(path: Path) -> None:
+    hidden, outside = split_lines(nbformat.read(path, as_version=4))
+    rendered = book_editions.readers_notebook(nbformat.read(path, as_version=4))
+    shown = {line.strip() for c in rendered.cells for line in c.source.split("\n")}
+    only_hidden = hidden - outside  # a solution may compute what a test recomputes: that line stays
+    assert only_hidden, "every course notebook has hidden tests"
+    assert "BEGIN HIDDEN" not in json.dumps(rendered) and not only_hidden & shown
+
+
+def test_an_edition_that_does_not_exist_is_refused_with_the_two_that_do(monkeypatch) -> None:
+    monkeypatch.setenv("IOLAB_EDITION", "teacher")
+    with pytest.raises(ValueError, match="readers and student"):
+        book_editions.edition()
