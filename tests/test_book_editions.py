@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+from iolab.homework import editions
 
 ROOT = Path(__file__).resolve().parents[1]
 JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
@@ -127,3 +130,22 @@ def test_an_edition_that_does_not_exist_is_refused_with_the_two_that_do(monkeypa
     monkeypatch.setenv("IOLAB_EDITION", "teacher")
     with pytest.raises(ValueError, match="readers and student"):
         book_editions.edition()
+
+
+GLUE_CALL = re.compile(r"""glue\w*\(\s*["']([^"']+)["']""")
+GLUE_USE = re.compile(r"""([\w.-]+\.ipynb)::([\w-]+)""")
+
+
+def glued_by(nb: nbformat.NotebookNode) -> set[str]:
+    """The names a notebook's code cells glue (literal names only)."""
+    return {name for c in nb.cells if c.cell_type == "code" for name in GLUE_CALL.findall(c.source)}
+
+
+@pytest.mark.parametrize("path", COURSE, ids=lambda p: p.stem)
+def test_the_student_edition_keeps_every_cell_that_glues_a_figure_the_prose_shows(path: Path) -> None:
+    """The student book executes nothing: a figure glued by a solution cell would be missing from it."""
+    used = {name for page in (ROOT / "book").glob("*.md") for nb_name, name in GLUE_USE.findall(page.read_text())
+            if nb_name == path.name}
+    nb = nbformat.read(path, as_version=4)
+    kept = glued_by(editions.student_edition(nb))
+    assert used & glued_by(nb) <= kept, sorted(used & glued_by(nb) - kept)
