@@ -66,11 +66,13 @@ notebooks: env
 	$(NBVAL) $(SOLO_NOTEBOOKS)
 	$(if $(SHARED_NOTEBOOKS),$(NBVAL) -n 2 --dist loadfile $(SHARED_NOTEBOOKS))
 
-# LAB=folder opens another folder of notebooks, such as a student edition (`make homework`).
+# LAB=folder opens another folder of notebooks, such as a student edition (`make homework`). Kernels talk
+# to JupyterLab over Unix sockets (ipc), not TCP on the loopback, which every user of the machine can reach
+# (and which made each kernel warn that it was running "over TCP without encryption").
 LAB ?= notebooks
 
 lab: env
-	$(BIN)/jupyter lab --notebook-dir=$(LAB) $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+	$(BIN)/jupyter lab --notebook-dir=$(LAB) --KernelManager.transport=ipc $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 # Homework (README, "Homework"): the student edition of every notebook, and the autograder. The
 # grader runs each submission at quick scale with IOLAB_STUDENT set to its folder's name; the grades
