@@ -3,15 +3,15 @@
 A descriptor in blocking mode (the default) makes ``read()`` wait until at least one byte is there
 and ``write()`` wait until every byte has been copied into the kernel's buffer. With ``O_NONBLOCK``
 neither call waits on a pipe, socket or terminal: ``read()`` on an empty pipe fails with EAGAIN
-(Python raises ``BlockingIOError``), and ``write()`` copies what fits in the buffer, returns that
-count, and fails with EAGAIN once nothing fits. Code that uses non-blocking descriptors must
-therefore loop: write the rest, and when the kernel says "again", wait for the descriptor to become
-writable, which is what :func:`write_all` does (and what ``socket.sendall`` does inside CPython).
+(Python raises ``BlockingIOError``), and ``write()`` never waits for room in the buffer either
+(:func:`fill` records what it does instead). Code that uses non-blocking descriptors must therefore
+loop until every byte is out, and wait for the descriptor to become writable when the kernel says
+"again", which is what :func:`write_all` does (and what ``socket.sendall`` does inside CPython).
 
-On a regular file ``O_NONBLOCK`` does nothing: ``read()`` waits for the disk, in state D, and
-returns every byte asked for up to end-of-file, never EAGAIN (:func:`read_file`, :func:`file_reads`
-and :func:`reader_states` show it). Only the per-call ``RWF_NOWAIT`` of ``preadv2`` (Linux 4.14+)
-refuses to wait for an uncached page, which :func:`in_page_cache` uses.
+What ``O_NONBLOCK`` does to a ``read()`` of a regular file whose data is on disk, not in memory, is
+what :func:`read_file`, :func:`file_reads` and :func:`reader_states` measure. The per-call
+``RWF_NOWAIT`` of ``preadv2`` (Linux 4.14+) refuses to wait for an uncached page, which
+:func:`in_page_cache` uses.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def fill(fd: int, chunk_bytes: int, max_calls: int = 10_000) -> pd.DataFrame:
     """``write()`` ``chunk_bytes`` at a time to a non-blocking ``fd`` until EAGAIN; one row per call.
 
     Columns: ``call``, ``asked``, ``returned`` (bytes the kernel took; 0 for EAGAIN),
-    ``outcome`` ("all", "partial" or "EAGAIN"), ``total`` (bytes written so far).
+    ``outcome`` ("EAGAIN", "all" or "partial"), ``total`` (bytes written so far).
     """
     if os.get_blocking(fd):
         raise ValueError(f"fd {fd} is in blocking mode: write() would wait instead of returning; os.set_blocking(fd, False)")
@@ -127,7 +127,7 @@ def drain(fd: int, chunk_bytes: int = DEFAULT_PIPE_BYTES) -> int:
     return total
 
 
-# --- regular files: O_NONBLOCK changes nothing ----------------------------------------------------
+# --- regular files through an O_NONBLOCK descriptor -----------------------------------------------
 
 
 @contextlib.contextmanager
@@ -197,7 +197,7 @@ def read_file(path: Path, chunk_bytes: int = MIB, timeout: float = WRITE_TIMEOUT
             t = time.perf_counter()
             try:
                 data = os.read(fd, chunk_bytes)
-            except BlockingIOError:  # never seen on Linux; counted, and bounded, should another kernel differ
+            except BlockingIOError:  # counted, and bounded, should the kernel say EAGAIN
                 eagain += 1
                 if time.perf_counter() - start > timeout:
                     raise TimeoutError(f"{path}: read() kept failing with EAGAIN for {timeout:g} s") from None

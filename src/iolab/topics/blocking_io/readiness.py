@@ -3,10 +3,9 @@
 Two experiments of the blocking chapter live here.
 
 - :func:`sweep` times one ``select()`` call of the ``selectors`` module while it watches N idle
-  pipes and one ready one. ``select`` and ``poll`` hand the kernel the whole list at every call and
-  the kernel checks every entry, so a wait should cost in proportion to N. ``epoll`` keeps the list
-  in the kernel (``epoll_ctl`` once per descriptor) and hands back only the ready ones, so its
-  cost should not depend on N.
+  pipes and one ready one. ``select`` and ``poll`` hand the kernel the whole list at every call;
+  ``epoll`` keeps the list in the kernel (``epoll_ctl`` once per descriptor) and hands back only the
+  ready ones. How each one's cost grows with N is the notebook's prediction.
 - :func:`waiting_costs` has a child wait for messages on a pipe in four ways (spinning on a
   non-blocking read, polling with a 1 ms sleep, blocking in select, blocking in read) and reads
   from ``/proc`` how much CPU each burned per second of waiting, and how late each woke up.

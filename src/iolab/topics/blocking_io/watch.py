@@ -3,7 +3,7 @@
 The two programs a reader needs to see the difference between blocking and running are here too:
 :func:`spin`, a busy loop, and :func:`block_in_read`, a read() on a pipe nobody writes to.
 :func:`count_states` reads one process's state as often as it can instead, to catch states that last
-microseconds, such as D (waiting for the disk).
+only microseconds.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 Two ways to share a port among N processes:
 
 - one listening socket, inherited by every worker, all blocked in ``accept()`` on it: the kernel
-  keeps one queue and hands each connection to one *waiting* worker (a busy one is not waiting);
+  keeps one queue, and each connection goes to a worker that calls ``accept()`` on it;
 - ``SO_REUSEPORT``: a socket per worker on the same port; the kernel picks the socket by a hash of
-  the client's address and port, whether its worker is free or not.
+  the client's address and port.
 
 Counting is done from the answers: each carries ``X-Worker: <pid>``. "Thundering herd" is the fear
 that a connection wakes *every* worker blocked in accept(); the voluntary context switches of all
@@ -88,8 +88,7 @@ def behind_a_busy_worker(
     """Tiny requests (a new connection each) while one worker computes a ``busy_ms`` Julia set.
 
     A row: the tiny route's corrected p50/p99/max (ms) of the answered requests, and ``slow_share``,
-    the fraction of all requests sent that took over ``slow_ms`` or got no answer: connections that
-    waited in the busy worker's queue instead of going to a free one.
+    the fraction of all requests sent that took over ``slow_ms`` or got no answer.
     """
     if duration_s * 1000 >= busy_ms:
         raise ValueError(f"the probe ({duration_s} s) must end before the busy request ({busy_ms} ms) does")

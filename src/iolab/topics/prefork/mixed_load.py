@@ -1,7 +1,7 @@
 """The tiny route's latency while CPU-heavy Julia requests run in the background.
 
-Source 000's ``process_io`` bottleneck: an event loop that computes one request holds up every
-other client, however little they ask. ``tiny_under_julia`` measures it from the outside.
+Source 000's ``process_io`` bottleneck, tested: whether a server that computes one request holds up
+other clients, however little they ask. ``tiny_under_julia`` measures it from the outside.
 ``julia_clients`` keep-alive clients ask for ``/julia?ms=...`` without pause (threads of this
 process, so that they start before the probe and stop right after it), and meanwhile the load
 generator asks for ``/`` at a steady rate, a new connection per request, so that no tiny client

@@ -1,9 +1,8 @@
-"""Keep-alive occupancy: a blocking worker belongs to one client until that client leaves.
+"""Keep-alive occupancy: what keep-alive clients do to a pre-fork server's workers, and to the next client.
 
-A pre-fork child that has accepted a keep-alive connection blocks in ``recv()`` on it, waiting for
-that client's next request, and accepts nobody else meanwhile. N children therefore hold N
-keep-alive clients; client N+1 completes its TCP handshake (the kernel does that, into the accept
-queue) and then waits until one of the N leaves. ``next_client_wait`` measures that wait.
+:func:`server_processes` shows where each process of a server waits in the kernel (``wchan``),
+:func:`hold_connections` keeps keep-alive clients connected, and ``next_client_wait`` times one
+more client's request while they stay.
 
 The clients are ``http.client`` connections: the standard library's HTTP/1.1 client keeps the
 connection open between requests and hands over the ``X-Worker`` header that names the process.

@@ -1,8 +1,8 @@
-"""Copy-on-write, measured: what fork() copies at once, and what it copies only when written.
+"""Copy-on-write, measured: what fork() copies at once, and what it copies later.
 
 The parent fills an array of a given size, forks, and reads the child's private memory from
-``/proc`` twice: right after fork (pages still shared, nothing copied) and after the child has
-written to every page of the array (each written page copied, now private to the child).
+``/proc`` twice: right after fork, and after the child has written to the array (all of it, or the
+first ``write_fraction`` of it). How much each reading shows is the notebook's prediction.
 """
 
 from __future__ import annotations

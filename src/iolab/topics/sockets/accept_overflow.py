@@ -1,13 +1,11 @@
 """The other way a full accept queue drops a connection: after the handshake, with connect() already done.
 
-Linux checks the accept queue twice. A SYN that finds it full is dropped, and the client waits in
-SYN_SENT for its next retry (:func:`iolab.topics.sockets.listen_backlog.fill_backlog`). But a SYN that arrives while
-the queue has room is answered, and the client's connect() returns as soon as the SYN-ACK arrives.
-If the queue has filled up by the time the client's last ACK of the handshake arrives, that ACK is
-dropped instead (``ListenOverflows`` counts it; net.ipv4.tcp_abort_on_overflow = 0, the default).
-The client is ``ESTABLISHED`` and believes it is connected; the server holds only a half-open
-request (``SYN_RECV``). The client's first bytes are dropped the same way until the queue has room,
-and arrive at a retransmission: the cost shows up in the first request's time, not in connect()'s.
+Linux checks the accept queue twice: when a client's SYN arrives (a SYN that finds it full is
+:func:`iolab.topics.sockets.listen_backlog.fill_backlog`'s case), and when the client's last ACK of
+the handshake arrives, which is when the connection would join the queue. This module makes the
+second check find the queue full, with net.ipv4.tcp_abort_on_overflow = 0, the default; what that
+does to the client's connect(), to the server's side and to the client's first bytes is what
+:func:`ack_dropped` records (the notebook's prediction asks it first).
 
 To make that order of events happen on demand, the late clients delay their handshake ACK:
 TCP_DEFER_ACCEPT set on a *client* socket makes its kernel hold the ACK back (up to 200 ms,
@@ -42,12 +40,10 @@ def _connect_with_delayed_ack(port: int) -> socket.socket:
 def ack_dropped(backlog: int = 4, late: int = 3, free_after_s: float = 0.3, timeout: float = 10.0) -> pd.DataFrame:
     """``backlog`` clients fill a listener's queue to the brim; ``late`` more connect; their handshake ACKs come late.
 
-    The first late ACK takes the queue's last place (Linux admits ``backlog + 1``); the others are
-    dropped. Every late client then sends a line, and the server accepts everything
-    ``free_after_s`` later. One row per late client: ``client``, ``connect_ms`` (connect() returned
-    after), ``client_state`` (its socket's state after the handshake), ``server_state`` (the
-    server's end then: ``ESTABLISHED`` if queued, ``SYN_RECV`` if its ACK was dropped),
-    ``first_bytes_s`` (from its send until the server read the line).
+    Every late client then sends a line, and the server accepts everything ``free_after_s`` later.
+    One row per late client: ``client``, ``connect_ms`` (connect() returned after), ``client_state``
+    (its socket's state after the handshake), ``server_state`` (the server's end then, as
+    ``/proc/net/tcp`` lists it), ``first_bytes_s`` (from its send until the server read the line).
     """
     if not 1 <= late <= backlog:
         # More half-open requests than the backlog make Linux answer with SYN cookies instead.

@@ -85,9 +85,9 @@ def _one_round_trip(client: socket.socket, server: socket.socket) -> None:
 def setup_costs(rounds: int = 1000, repeats: int = 3) -> pd.DataFrame:
     """Microseconds per connection life (connect + accept + close) and per round trip on one open connection.
 
-    Both run in this process on loopback, so what differs is only the kernel's work: a handshake
-    (SYN, SYN-ACK, ACK), two sockets created and torn down (FIN, ACK each way) against two
-    one-byte messages. One row per (what, repeat): ``what``, ``rounds``, ``us_each``.
+    Both run in this process on loopback, so what differs is only the kernel's work: opening,
+    accepting and closing a connection against two one-byte messages. One row per (what, repeat):
+    ``what``, ``rounds``, ``us_each``.
     """
     rows = []
     with socket.create_server((HOST, 0), backlog=128) as listener:
@@ -120,8 +120,7 @@ def keepalive_costs(url: str, connections: int = 1, duration_s: float = 2.0, wor
     """The load generator against ``url`` with keep-alive and with a new connection per request.
 
     One row per run: ``keepalive``, ``repeat``, ``rps``, ``p50_ms``, ``p99_ms``, ``errors``,
-    ``time_wait`` (sockets on the server's port that entered TIME_WAIT during the run: one per
-    closed connection, kept by the kernel for 60 s).
+    ``time_wait`` (sockets that entered TIME_WAIT during the run, each kept by the kernel for 60 s).
     """
     from iolab.load import LoadSpec, run_load  # the load generator starts processes: import when used
 

@@ -107,10 +107,9 @@ def syn_send_times(retries: int | None = None, linear: int | None = None) -> lis
 def connect_after_overflow(backlog: int = 1, free_after_s: float = 0.2, timeout: float = 10.0) -> dict[str, float]:
     """Time a client that connects while the accept queue is full; the server accepts ``free_after_s`` later.
 
-    The client's SYN is dropped; it succeeds only when its kernel sends the SYN again after the
-    queue has room. Returns ``free_after_s``, ``connect_s`` (from the client's first SYN) and the
-    client's retransmitted SYNs seen in ``/proc/net/tcp`` while it waited; ``freed_s``, when the
-    queue was actually emptied.
+    The client's SYN is dropped at the full queue; this times its connect() in all. Returns
+    ``free_after_s``, ``connect_s`` (from the client's first SYN) and the client's retransmitted
+    SYNs seen in ``/proc/net/tcp`` while it waited; ``freed_s``, when the queue was actually emptied.
     """
     with open_listener(backlog) as listener, contextlib.ExitStack() as stack:
         port = listener.getsockname()[1]
@@ -136,7 +135,7 @@ def connect_after_overflow(backlog: int = 1, free_after_s: float = 0.2, timeout:
 def overflow_staircase(free_after: list[float], backlog: int = 1) -> pd.DataFrame:
     """:func:`connect_after_overflow` for each delay; one row each.
 
-    Adds ``predicted_s``, the first SYN retry at or after the moment the queue was freed, and
+    Adds ``predicted_s``, the notebook's model of ``connect_s`` from :func:`syn_send_times`, and
     ``loopback_drops``, packets the machine dropped meanwhile (see :func:`iolab.kit.procnet.backlog_drops`).
     """
     sends = syn_send_times()
