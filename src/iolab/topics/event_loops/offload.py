@@ -1,15 +1,16 @@
 """CPU-bound work beside an event loop: inline, in a thread, or in a process pool.
 
 Each strategy runs the same batch of Julia-set jobs (``julia.py``, pure Python) as concurrent tasks,
-while a ticker (``looplag``) measures how late the loop wakes. What to expect, and why:
+while a ticker (``looplag``) measures how late the loop wakes, and the batch's CPU time (this process's
+and the pool's processes') says how many cores it used. The strategies:
 
-- inline: a job holds the loop for its whole duration; the ticker is as late as one job is long;
-- a thread (``asyncio.to_thread``, ``trio.to_thread.run_sync``): the loop is free between jobs, but a
-  pure-Python job holds the GIL, which a waiting thread gets back only every switch interval
-  (``sys.getswitchinterval()``, 5 ms): lag of a few ms, and no more jobs per second than inline,
-  since one GIL means one core;
-- a process pool (``run_in_executor``): each job runs in another process with its own GIL, on
-  another core, so the loop stays free and jobs run in parallel.
+- inline: the task calls the job itself, with no ``await`` inside;
+- a thread: ``asyncio.to_thread`` or ``trio.to_thread.run_sync`` runs the job in a worker thread of
+  the same process, and the task awaits it;
+- a process pool: ``loop.run_in_executor`` sends the job to a worker process of a
+  ``ProcessPoolExecutor`` (``open_pool``), and the task awaits its result.
+
+How each one shares the loop's thread and the cores is the notebook's prediction: measure it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The service in asyncio: tasks in a ``TaskGroup``, ``asyncio.timeout``, a bounded ``asyncio.Queue``.
 
 Read it beside ``trio.py`` (``shared.diff`` prints the difference). One function has no trio twin:
-``gather_unstructured``, the pre-3.11 idiom, whose tasks outlive the caller when one of them fails.
+``gather_unstructured``, the pre-3.11 idiom (``asyncio.gather``), which the notebook sets beside the task group.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ async def call(job: Job, log: Log) -> str:
         await asyncio.sleep(job.seconds)  # stands for waiting on a socket: the loop runs others meanwhile
     except asyncio.CancelledError:
         log.add(job.name, "cancelled")
-        raise  # swallowing it would leave the task group waiting for a task that will not stop
+        raise  # let the cancellation through
     if job.fails:
         log.add(job.name, "failed")
         raise UpstreamError(job.name)
@@ -33,7 +33,7 @@ async def call(job: Job, log: Log) -> str:
 
 
 async def gather_all(jobs: list[Job], log: Log) -> list[str]:
-    """Every job's answer, in order; if one fails, the others are cancelled and an ExceptionGroup raised."""
+    """Every job's answer, one per job, in a task group; if a job fails, the group raises an ExceptionGroup."""
     async with asyncio.TaskGroup() as group:
         tasks = [group.create_task(call(job, log)) for job in jobs]
     return [task.result() for task in tasks]
@@ -52,12 +52,12 @@ async def gather_within(jobs: list[Job], log: Log, seconds: float) -> list[str |
                 for i, job in enumerate(jobs):
                     group.create_task(answer(i, job))
     except TimeoutError:
-        pass  # asyncio.timeout only raises: moving on is the caller's choice
+        pass  # keep what arrived in time
     return answers
 
 
 async def call_within(job: Job, log: Log, seconds: float) -> str:
-    """The job's answer, or TimeoutError after ``seconds``."""
+    """The job's answer; the call fails if it takes longer than ``seconds``."""
     async with asyncio.timeout(seconds):
         return await call(job, log)
 
@@ -66,8 +66,8 @@ async def pipeline(items: int, buffer: int | None, consume_s: float, produce_s: 
     """Send ``items`` through a buffer of ``buffer`` items (None: unbounded) to a consumer taking
     ``consume_s`` each; one Sample per item sent."""
     if buffer == 0:
-        raise ValueError("asyncio.Queue(0) is unbounded: asyncio has no rendezvous queue; give 1 or more, or None")
-    queue: asyncio.Queue[int | None] = asyncio.Queue(buffer or 0)  # maxsize 0 means no bound at all
+        raise ValueError(f"buffer={buffer!r}: the asyncio pipeline takes a buffer of 1 or more items, or None (unbounded)")
+    queue: asyncio.Queue[int | None] = asyncio.Queue() if buffer is None else asyncio.Queue(buffer)
     samples: list[Sample] = []
     taken_ms: dict[int, float] = {}
     started = time.perf_counter()
@@ -98,6 +98,5 @@ def run(main: Callable[..., Awaitable[T]], *args: Any) -> T:
 
 
 async def gather_unstructured(jobs: list[Job], log: Log) -> list[str]:
-    """Like ``gather_all`` with ``asyncio.gather``: the first failure is raised at once, and the other
-    tasks go on running, unowned, after the caller has moved on."""
+    """Like ``gather_all``, with ``asyncio.gather`` instead of a task group (the pre-3.11 idiom)."""
     return await asyncio.gather(*(call(job, log) for job in jobs))

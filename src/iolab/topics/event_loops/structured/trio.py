@@ -1,7 +1,7 @@
 """The service in trio: tasks in a nursery, ``move_on_after``/``fail_after``, a memory channel.
 
 Read it beside ``asyncio.py`` (``shared.diff`` prints the difference). trio has no twin of
-``gather_unstructured``: a trio task can only be started in a nursery, which outlives it.
+``gather_unstructured``: a trio task can only be started in a nursery.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ async def call(job: Job, log: Log) -> str:
         await trio.sleep(job.seconds)  # stands for waiting on a socket: the loop runs others meanwhile
     except trio.Cancelled:
         log.add(job.name, "cancelled")
-        raise  # swallowing it would leave the nursery waiting for a task that will not stop
+        raise  # let the cancellation through
     if job.fails:
         log.add(job.name, "failed")
         raise UpstreamError(job.name)
@@ -35,7 +35,7 @@ async def call(job: Job, log: Log) -> str:
 
 
 async def gather_all(jobs: list[Job], log: Log) -> list[str]:
-    """Every job's answer, in order; if one fails, the others are cancelled and an ExceptionGroup raised."""
+    """Every job's answer, one per job, in a nursery; if a job fails, the nursery raises an ExceptionGroup."""
     answers: list[str] = [""] * len(jobs)
 
     async def answer(i: int, job: Job) -> None:
@@ -62,7 +62,7 @@ async def gather_within(jobs: list[Job], log: Log, seconds: float) -> list[str |
 
 
 async def call_within(job: Job, log: Log, seconds: float) -> str:
-    """The job's answer, or trio.TooSlowError after ``seconds``."""
+    """The job's answer; the call fails if it takes longer than ``seconds``."""
     with trio.fail_after(seconds):
         return await call(job, log)
 
@@ -70,7 +70,7 @@ async def call_within(job: Job, log: Log, seconds: float) -> str:
 async def pipeline(items: int, buffer: int | None, consume_s: float, produce_s: float = 0.0) -> list[Sample]:
     """Send ``items`` through a buffer of ``buffer`` items (None: unbounded) to a consumer taking
     ``consume_s`` each; one Sample per item sent."""
-    send, receive = trio.open_memory_channel[int](math.inf if buffer is None else buffer)  # 0: hand to hand
+    send, receive = trio.open_memory_channel[int](math.inf if buffer is None else buffer)
     samples: list[Sample] = []
     taken_ms: dict[int, float] = {}
     started = time.perf_counter()
