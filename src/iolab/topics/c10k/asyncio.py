@@ -1,8 +1,8 @@
-"""asyncio: one OS thread, a task per sleeper, each waiting on the event loop.
+"""asyncio: a task per sleeper, each waiting on the event loop.
 
 ``python -m iolab.topics.c10k.asyncio MODE COUNT SECONDS [FIFO]`` (see ``protocol``). A sleeping task
-is a timer in the loop's heap; a task blocked on a read is a descriptor in its epoll set. Neither
-costs a thread: the one thread sleeps in ``epoll_wait`` until the next timer or readable descriptor.
+is a timer in the loop's heap; a task blocked on a read is a descriptor in its epoll set. The loop
+sleeps in ``epoll_wait`` until the next timer or readable descriptor.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""Sleepers blocked on a read instead of a timer: how many OS threads each runtime needs as N grows.
+"""Sleepers blocked on a read instead of a timer: the OS threads of each runtime's process as N grows.
 
-Source 003's second Go program shows what a sleep benchmark hides: a goroutine stuck in a blocking
-``read(2)`` holds an OS thread, so N blocked goroutines make about N threads, while goroutines reading
-sockets wait in Go's netpoller (epoll) and need none. Node.js hands file reads to libuv's fixed pool
-of threads; Python threads cost one each whatever they wait for; asyncio and trio wait in epoll.
+Source 003's second Go program looks at what a sleep benchmark hides: goroutines that wait in a
+``read(2)`` instead of a timer. Here each runtime's readers block on a pipe nobody writes to, or on a
+socket nobody sends on, and :func:`blocked_reads` counts the OS threads of the process for each N.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ good), or, for Node's ``fed`` mode, one the runner keeps full as source 003's ``
 
 The Go program's ``pipe`` mode calls ``read(2)`` directly (``syscall.Read``), as every Go read of a
 file did when source 003 was written. Go's ``os.File`` now puts the pipes it opens into its netpoller
-instead, which would hide the effect; a blocking system call is still what costs a thread.
+instead, which would change what this mode measures: a read that blocks in the kernel.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ func main() {
 		if mode == "pipe" {
 			go func() {
 				buf := make([]byte, 1)
-				syscall.Read(fifo, buf) // a blocking system call: this thread is stuck in the kernel
+				syscall.Read(fifo, buf) // read(2) itself, not through the netpoller
 			}()
 			continue
 		}
@@ -93,7 +93,7 @@ func main() {
 }
 """
 
-NODE_SOURCE = r"""// Sleepers as Node.js callbacks: timers, or reads of a pipe through libuv's thread pool (a pipe
+NODE_SOURCE = r"""// Sleepers as Node.js callbacks: timers, or reads of a pipe through fs.read (a pipe
 // nobody writes to, or one fed without end).
 const fs = require("fs");
 const [mode, countText, secondsText, fifo] = process.argv.slice(2);
@@ -113,7 +113,7 @@ if (mode === "sleep") {
 } else if (mode === "pipe") {
   const fd = fs.openSync(fifo, "r+"); // read-write: the pipe never reaches end-of-file
   for (let i = 0; i < count; i++) {
-    fs.read(fd, Buffer.alloc(1), 0, 1, null, () => {}); // queued for libuv's thread pool
+    fs.read(fd, Buffer.alloc(1), 0, 1, null, () => {}); // one byte; the callback runs when the read completes
   }
   console.log(`READY ${count}`);
   // process.exit() would wait for the pool's threads, stuck in read() for good: end abruptly.

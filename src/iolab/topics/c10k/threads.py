@@ -1,7 +1,7 @@
-"""Python threads: one OS thread per sleeper, as source 003's Ruby 2.3 program had.
+"""Python threads: a thread per sleeper, as source 003's Ruby 2.3 program had.
 
-``python -m iolab.topics.c10k.threads MODE COUNT SECONDS [FIFO]`` (see ``protocol``). Each sleeper is an
-OS thread with a small stack; when the machine refuses one more, the program prints FAILED with its
+``python -m iolab.topics.c10k.threads MODE COUNT SECONDS [FIFO]`` (see ``protocol``). Each sleeper is a
+thread with a small stack; when the machine refuses one more, the program prints FAILED with its
 own readings and leaves at once, so the runner can name the limit it met.
 
 The threads are started with ``_thread``, the module under ``threading``, for one reason:

@@ -1,8 +1,8 @@
-"""trio: one OS thread, a task per sleeper, each waiting on the event loop.
+"""trio: a task per sleeper, each waiting on the event loop.
 
 ``python -m iolab.topics.c10k.trio MODE COUNT SECONDS [FIFO]`` (see ``protocol``). The same program as
 ``asyncio.py`` with trio's names: a nursery for the task group, ``trio.sleep``, ``FdStream`` and
-trio sockets. Nothing here costs a thread either.
+trio sockets.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What source 002 leaves out, each measured by one function returning a tidy DataFrame.
 
 - ``connection_costs``: what one request pays for each step (connect, query, prepared query, JSON);
-- ``backend_census``: PostgreSQL forks a backend process per connection, and they can be counted;
+- ``backend_census``: the server's backend processes, counted as connections open and close;
 - ``pool_sweep``: throughput and p99 against the pool size, for a query that half computes, half waits;
 - ``threads_vs_async``: blocking queries in N threads against an async pool, for a slow query;
 - ``time_to_first_byte``: rows streamed to the client as they arrive, against the whole result first.

@@ -6,7 +6,7 @@ hand. The wheel's own ``get_server`` is not used to run the server: it starts th
 and it stops it only from an ``atexit`` handler. Here ``postgres`` runs in the foreground as a child
 of this process, through :func:`iolab.kit.procs.open_process`, in a fresh temporary data directory.
 The block starts once the server accepts connections *and* runs all its helper processes: none
-appears after that, only backends, one per connection.
+appears after that but the backends that serve client connections (:meth:`Database.backends`).
 
 Leaving the block (normally, on an error, on KeyboardInterrupt) asks the postmaster for a *fast
 shutdown* (SIGINT: close client connections, write a last checkpoint, exit), waits for it and its
@@ -126,7 +126,7 @@ class Database:
         return self.data_dir is None
 
     def processes(self) -> list[psutil.Process]:
-        """The postmaster's children now: its helper processes and one backend per connection."""
+        """The postmaster's children now: its helper processes and the backends serving client connections."""
         if self.pid is None:
             return []
         try:
@@ -135,7 +135,7 @@ class Database:
             return []
 
     def backends(self) -> list[psutil.Process]:
-        """The postmaster's children that serve client connections, one per connection."""
+        """The postmaster's children that serve client connections (not its helper processes)."""
         return [p for p in self.processes() if is_backend(p)]
 
     def cpu_seconds(self) -> float:

@@ -1,4 +1,4 @@
-"""A counter shared by processes: a ``multiprocessing.Value`` in shared memory, with no GIL to hide a race.
+"""A counter shared by processes: a ``multiprocessing.Value`` in shared memory, incremented three ways.
 
 Each process increments the same ``Value`` batched, under the Value's lock per increment, or with no
 lock at all (``value.value += 1`` takes the lock to read and again to write, not across the two).

@@ -1,9 +1,9 @@
-"""The race a lock prevents: with the GIL, ``x += f()`` loses updates and ``x += 1`` happens not to.
+"""The race a lock prevents: three ways for threads to add to one counter, and the updates each loses.
 
-A thread can be interrupted only between bytecodes, and CPython 3.11 hands the GIL over at a few
-kinds of them (a call among them). ``x += 1`` reads, adds and writes without such a point in between;
-``x += f()`` has one between the read and the write, so another thread's increments in that gap are
-lost. :func:`lost_updates` counts them.
+A thread can be interrupted only between bytecodes, and CPython 3.11 hands the GIL over only at a few
+kinds of them (the start of a call, the jump back at the end of a loop). An update is lost when another
+thread's increments land between one thread's read of the counter and its write of the sum: whether
+that can happen depends on where those points fall. :func:`lost_updates` counts what each way loses.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ def _plus_one(n: int, shared: Shared, lock: threading.Lock) -> None:
 
 
 def _plus_call(n: int, shared: Shared, lock: threading.Lock) -> None:
-    # The read of shared.value happens before the call, the write after it, and a function call is
-    # one of the points where CPython 3.11 may hand the GIL to another thread: between the two.
+    # The read of shared.value happens before the call, the write after it.
     for _ in range(n):
         shared.value += _one()
 
