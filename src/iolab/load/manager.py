@@ -34,9 +34,9 @@ POLL_S = 0.05
 def default_workers(spec: LoadSpec) -> int:
     """Half the cores this process may use (at least one), never more than the connections.
 
-    Half, because the server under test runs on the same machine. Measured on 2 cores against a
-    one-process nginx: one worker reached 78,000 req/s, two only 47,000; three busy processes on
-    two cores keep descheduling the server, and a closed loop stalls whenever the server does.
+    Half, because the server under test runs on the same machine and needs cores of its own: what
+    more generator processes than that do to a measurement is chapter 11's prediction
+    (``pred-generator``), and the figures behind this default are in ``benchmarks/README.md``.
     """
     return max(1, min(machine.cores() // 2, spec.connections))
 

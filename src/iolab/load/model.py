@@ -35,7 +35,7 @@ class LoadSpec:
     max_requests: int | None = None  # stop early after this many attempts (answers + errors)
     keepalive: bool = True  # False: a new connection for every request
     timeout_s: float = 5.0  # per request (and per connect)
-    workers: int | None = None  # worker processes; None: one per core (see manager.default_workers)
+    workers: int | None = None  # worker processes; None: half the cores (see manager.default_workers)
     namespace: str | None = None  # chapter 12: run the workers inside this network namespace (a netlab's client)
 
     def __post_init__(self) -> None:

@@ -6,9 +6,9 @@ from the client namespace. One tidy row per run: the server's settings, the link
 the headline figures (:func:`iolab.load.sweeps.figures`).
 
 Little's law says what a closed loop can reach: N clients, each waiting W seconds per request, make
-N / W requests a second. Across a link, W is at least the round trips a request needs (one with
-keep-alive, two with a new connection per request: the handshake, then the request) plus the
-server's own time; :func:`little_rps` is that bound.
+N / W requests a second. Across a link, W is at least the round trips a request needs
+(``round_trips``: how many depends on whether the connection is kept alive) plus the server's own
+time; :func:`little_rps` is that bound.
 """
 
 from __future__ import annotations
