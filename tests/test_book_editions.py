@@ -58,10 +58,11 @@ def built(tmp_path_factory) -> Path:
     (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: notebooks/toy\n")
     (root / "_config.yml").write_text(json.dumps({
         "title": "Toy", "only_build_toc_files": True, "exclude_patterns": ["_build"],
-        "execute": {"execute_notebooks": "force", "allow_errors": False},
+        "execute": {"execute_notebooks": "cache", "allow_errors": False},
         "html": {"use_download_button": True},
         "sphinx": {"extra_extensions": ["sphinx_exercise"],
-                   "local_extensions": {"editions": str(ROOT / "book" / "_ext")}}}))
+                   "local_extensions": {"editions": str(ROOT / "book" / "_ext"),
+                                        "execution_key": str(ROOT / "book" / "_ext")}}}))
     for edition, out in (("readers", root), ("student", root / "_build" / "student")):
         env = {**os.environ, "IOLAB_EDITION": edition}
         done = subprocess.run([str(JUPYTER_BOOK), "build", "--warningiserror", "--path-output", str(out), str(root)],

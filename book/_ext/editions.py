@@ -5,7 +5,8 @@
   copy the download button serves.
 - **student** (``make book EDITION=student``, into ``_build/student/html``): what a class is sent to.
   Each notebook page is the student edition (``iolab.homework.editions``) of the notebook the
-  readers' build executed, so it shows the same measured figures without executing anything: no
+  readers' build executed (its outputs come from that build's execution cache, which holds them whole,
+  glued values included), so it shows the same measured figures without executing anything: no
   solution code, no folded explanations, no hidden tests, predictions as open questions. Its
   download button serves the student notebook that ``make homework`` writes.
 
@@ -24,8 +25,8 @@ from iolab.homework import editions
 
 ENV = "IOLAB_EDITION"
 EDITIONS = ("readers", "student")
-# Where the readers' build leaves the notebooks it executed (myst-nb's jupyter_execute folder).
-EXECUTED = Path("_build") / "jupyter_execute"
+# Where the readers' build (``--path-output .``) keeps its execution cache (book/_ext/execution_key.py).
+READERS_BUILD = Path("_build")
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +51,19 @@ def _is_notebook(app, docname: str) -> bool:
     return Path(app.env.doc2path(docname)).suffix == ".ipynb"
 
 
-def _executed(app, docname: str) -> nbformat.NotebookNode | None:
-    """The readers' build's executed copy of notebook ``docname``, or None (the readers' book is not built)."""
-    path = Path(app.srcdir) / EXECUTED / f"{docname}.ipynb"
-    return nbformat.read(path, as_version=4) if path.is_file() else None
+def _executed(app, nb: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
+    """``nb`` (the readers' version) with the outputs the readers' build cached for it, or None."""
+    from jupyter_cache import get_cache
+
+    import execution_key
+
+    folder = Path(app.srcdir) / READERS_BUILD / ".jupyter_cache" / f"{execution_key.scale()}-{execution_key.key(Path(app.srcdir))}"
+    if not folder.is_dir():
+        return None
+    try:
+        return get_cache(str(folder)).merge_match_into_notebook(nb)[1]
+    except KeyError:  # not executed with this code, kit and scale
+        return None
 
 
 def _configure(app, config) -> None:
@@ -67,13 +77,12 @@ def _source_read(app, docname: str, source: list[str]) -> None:
     if not _is_notebook(app, docname):
         return
     nb = nbformat.reads(source[0], as_version=4)
-    if app.iolab_edition == "readers":
-        nb = readers_notebook(nb)
-    else:
-        executed = _executed(app, docname)
+    nb = readers_notebook(nb)
+    if app.iolab_edition == "student":
+        executed = _executed(app, nb)
         if executed is None:
-            log.warning(f"{docname}: no executed copy in {EXECUTED}/ (build the readers' book first: make book)",
-                        location=docname)
+            log.warning(f"{docname}: the readers' build has not executed this notebook at IOLAB_SCALE="
+                        f"{os.environ.get('IOLAB_SCALE', 'full')} (build it first: make book)", location=docname)
         nb = editions.student_edition(executed if executed is not None else nb)
     source[0] = nbformat.writes(nb)
 
