@@ -10,7 +10,7 @@ BUILD  := _build
 # turns the run red, so neither target can leave a server or kernel behind.
 GUARD  := $(BIN)/python -m iolab guard --
 
-.PHONY: env book book-clean test unit notebooks lab clean lock reference homework grade gradescope
+.PHONY: env book book-clean test unit notebooks lab clean lock reference homework grade gradescope base-image image test-image
 
 env: $(STAMP)
 
@@ -66,13 +66,14 @@ notebooks: env
 	$(NBVAL) $(SOLO_NOTEBOOKS)
 	$(if $(SHARED_NOTEBOOKS),$(NBVAL) -n 2 --dist loadfile $(SHARED_NOTEBOOKS))
 
-# LAB=folder opens another folder of notebooks, such as a student edition (`make homework`). Kernels talk
+# LAB=folder opens another folder of notebooks, such as a student edition (`make homework`);
+# JUPYTER_ARGS passes options on (the container image's: --ip=0.0.0.0 --no-browser). Kernels talk
 # to JupyterLab over Unix sockets (ipc), not TCP on the loopback, which every user of the machine can reach
 # (and which made each kernel warn that it was running "over TCP without encryption").
 LAB ?= notebooks
 
 lab: env
-	$(BIN)/jupyter lab --notebook-dir=$(LAB) --KernelManager.transport=ipc $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+	$(BIN)/jupyter lab --notebook-dir=$(LAB) --KernelManager.transport=ipc $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) $(JUPYTER_ARGS)
 
 # Homework (README, "Homework"): the student edition of every notebook, and the autograder. The
 # grader runs each submission at quick scale with IOLAB_STUDENT set to its folder's name; the grades
@@ -109,3 +110,33 @@ reference: env
 
 clean:
 	rm -rf $(BUILD) data/measured/*.csv data/measured/*.json
+
+# The course as a container image (Containerfile; README, "Which way should I run it?"). podman or docker,
+# whichever is here (ENGINE=... to choose); container/engine.sh says which and with what options.
+IMAGE ?= localhost/iolab-course:latest
+BASE  ?= docker.io/library/debian:bookworm-slim
+ENGINE_SH := container/engine.sh
+
+# A Debian base made from Debian's packages, for a host that reaches no image registry:
+# make base-image && make image BASE=localhost/debian-local:bookworm
+base-image:
+	@command -v debootstrap >/dev/null || { echo "base-image needs debootstrap (apt install debootstrap) and root"; exit 2; }
+	rm -rf $(BUILD)/debian-root && debootstrap --variant=minbase bookworm $(BUILD)/debian-root http://deb.debian.org/debian
+	tar -C $(BUILD)/debian-root -c . | $$($(ENGINE_SH) engine) import - localhost/debian-local:bookworm
+	rm -rf $(BUILD)/debian-root
+
+image:
+	$$($(ENGINE_SH) engine) build $$($(ENGINE_SH) build-options) --build-arg BASE=$(BASE) -t $(IMAGE) -f Containerfile .
+	@echo "image built: $(IMAGE) ($$($(ENGINE_SH) engine 2>/dev/null))"
+
+# Inside the image, as its non-root user: two notebooks under nbval, and notebook 12 without the
+# capabilities its lab needs (its lab cells skip, its exercise checks what it can); then the lab itself
+# as root with them. Slow (minutes); not part of `make test`.
+IMAGE_RUN = $$($(ENGINE_SH) engine) run --rm $$($(ENGINE_SH) run-options) $(IMAGE)
+NBVAL_IN_IMAGE = env IOLAB_SCALE=quick pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env
+
+test-image:
+	$(IMAGE_RUN) $(NBVAL_IN_IMAGE) notebooks/03-sockets.ipynb notebooks/08-locks.ipynb notebooks/12-networks.ipynb
+	$$($(ENGINE_SH) engine) run --rm $$($(ENGINE_SH) run-options) --user 0 --cap-add NET_ADMIN,SYS_ADMIN --device /dev/net/tun $(IMAGE) \
+	  python -c 'from iolab.netlab import available; from iolab.topics.networks import link; assert available() is None, available(); print(link.in_lab(lambda lab: link.rtt_accuracy(lab, [10, 50], samples=5)).round(2).to_string())'
+

@@ -39,15 +39,36 @@ READY_S = 10.0  # how long the forwarder may take to start
 _labs = itertools.count()
 
 
+CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21  # bits of the capability sets, from <linux/capability.h>
+CONTAINER_HINT = ("in a container, start it with --user 0 --cap-add NET_ADMIN,SYS_ADMIN --device /dev/net/tun "
+                  "(README: \"Which way should I run it?\")")
+
+
+def in_container() -> bool:
+    """True inside a podman or docker container (each leaves a marker file at its root)."""
+    return os.path.exists("/run/.containerenv") or os.path.exists("/.dockerenv")
+
+
+def _capabilities() -> int:
+    """This process's effective capabilities, as the bit set /proc/self/status shows."""
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1], 16) for line in status if line.startswith("CapEff:"))
+
+
 def available() -> str | None:
     """None if this machine can run a netlab; else what is missing, in words a notebook can print."""
+    missing = None
     if os.geteuid() != 0:
-        return "netlab needs root (to create network namespaces and TUN devices); run as root"
-    if shutil.which("ip") is None:
-        return "netlab needs the `ip` command: install iproute2"
-    if not os.path.exists("/dev/net/tun"):
-        return "netlab needs /dev/net/tun: load the tun module (modprobe tun)"
-    return None
+        missing = "netlab needs root (to create network namespaces and TUN devices); run as root"
+    elif shutil.which("ip") is None:
+        missing = "netlab needs the `ip` command: install iproute2"
+    elif not os.path.exists("/dev/net/tun"):
+        missing = "netlab needs /dev/net/tun: load the tun module (modprobe tun)"
+    elif ~_capabilities() & (1 << CAP_NET_ADMIN | 1 << CAP_SYS_ADMIN):
+        missing = "netlab needs the NET_ADMIN and SYS_ADMIN capabilities (root without them cannot make namespaces)"
+    if missing and in_container():
+        return f"{missing}; {CONTAINER_HINT}"
+    return missing
 
 
 @dataclass
