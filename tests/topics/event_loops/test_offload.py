@@ -26,8 +26,9 @@ def batches():
 @pytest.mark.parametrize("name", ["asyncio inline", "trio inline"])
 def test_inline_jobs_stall_the_loop_for_the_whole_batch(batches, name):
     row = batches[name].summary()
-    # Tasks that never await run back to back: the ticker waits for all of them.
-    assert row["lag_max_ms"] > JOB_MS * JOBS * 0.6
+    # Tasks that never await run back to back: the ticker waits for all of them, so for most of the batch's
+    # own duration, measured in the same run (a job's length follows a per-process calibration).
+    assert row["lag_max_ms"] > row["seconds"] * 1000 * 0.6, row
     assert row["stalled_pct"] > 50
 
 
