@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import nbformat
+
 from iolab.homework import editions, markup
 
 
@@ -95,8 +97,6 @@ def above(student_nb: Any, label: str) -> str:
 
 def leaks(notebook: Path, prose: Path | None) -> list[Leak]:
     """Each fixed-choice key of ``notebook``'s graded exercises found in a sentence above its question."""
-    import nbformat  # here: the book's build imports this module's parent package without it
-
     nb = nbformat.read(notebook, as_version=4)
     student_nb = editions.student_edition(nb)
     page = prose.read_text() if prose is not None else ""
