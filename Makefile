@@ -10,7 +10,7 @@ BUILD  := _build
 # turns the run red, so neither target can leave a server or kernel behind.
 GUARD  := $(BIN)/python -m iolab guard --
 
-.PHONY: env book book-clean test unit notebooks lab clean lock reference homework grade gradescope base-image image test-image
+.PHONY: env book book-clean site check-site pdf test unit notebooks lab clean lock reference homework grade gradescope base-image image test-image
 
 env: $(STAMP)
 
@@ -42,6 +42,30 @@ ifeq ($(EDITION),student)
 	rm -rf $(BUILD)/student/html && mv $(BUILD)/student/_build/html $(BUILD)/student/html
 	@echo "student edition rendered: file://$(CURDIR)/$(BUILD)/student/html/index.html"
 endif
+
+# The published book: the readers' edition at full scale (SITE_SCALE=quick for a trial), as static files
+# in $(BUILD)/site and $(BUILD)/site.tar.gz for GitHub Pages or any web server. Every page's banner names
+# the machine it was measured on; the repository and issues buttons lead to REPOSITORY (by default the
+# origin remote, if it is on the web; without one they are left out).
+SITE_SCALE ?= full
+REPOSITORY ?= $(shell git remote get-url origin 2>/dev/null | sed -n -e 's|^git@github.com:|https://github.com/|' -e 's|\.git$$||' -e '\|^https://|p')
+
+site: env
+	@test -n "$(REPOSITORY)" || echo "note: no REPOSITORY= and no https origin remote: the site has no repository or issues button"
+	IOLAB_SCALE=$(SITE_SCALE) IOLAB_REPOSITORY=$(REPOSITORY) $(MAKE) --no-print-directory book EDITION=readers
+	rm -rf $(BUILD)/site && cp -r $(BUILD)/html $(BUILD)/site && touch $(BUILD)/site/.nojekyll
+	tar -C $(BUILD) -czf $(BUILD)/site.tar.gz site
+	@echo "site: $(BUILD)/site and $(BUILD)/site.tar.gz ($$(du -sh $(BUILD)/site | cut -f1)); try it: python3 -m http.server -b 127.0.0.1 -d $(BUILD)/site"
+
+# Links, banners and buttons of the built site, and screenshots of two pages (headless Chromium, if installed).
+check-site: env
+	$(BIN)/python .ci/check_site.py $(BUILD)/site $(if $(REPOSITORY),--repository $(REPOSITORY))
+
+# The book as a PDF through LaTeX (TeX Live: apt install texlive-latex-extra texlive-xetex latexmk), from
+# the same executed notebooks as `make book` at this scale.
+pdf: env
+	IOLAB_EDITION=readers $(GUARD) $(BIN)/jupyter-book build --builder pdflatex --keep-going --path-output . .
+	@echo "PDF: $(BUILD)/latex/book.pdf"
 
 book-clean:
 	rm -rf $(BUILD)/.jupyter_cache $(BUILD)/jupyter_execute $(BUILD)/.doctrees $(BUILD)/html $(BUILD)/student

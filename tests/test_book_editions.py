@@ -21,6 +21,7 @@ JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
 HIDDEN = "hidden-key-4242"
 SOLUTION = "solution-code-1717"
 EXPLANATION = "folded-explanation-99"
+REPOSITORY = "https://github.com/example-course/iolab"
 
 
 def cell(kind: str, source: str, grade_id: str | None = None, **meta) -> nbformat.NotebookNode:
@@ -62,9 +63,10 @@ def built(tmp_path_factory) -> Path:
         "html": {"use_download_button": True},
         "sphinx": {"extra_extensions": ["sphinx_exercise"],
                    "local_extensions": {"editions": str(ROOT / "book" / "_ext"),
-                                        "execution_key": str(ROOT / "book" / "_ext")}}}))
+                                        "execution_key": str(ROOT / "book" / "_ext"),
+                                        "site_info": str(ROOT / "book" / "_ext")}}}))
     for edition, out in (("readers", root), ("student", root / "_build" / "student")):
-        env = {**os.environ, "IOLAB_EDITION": edition}
+        env = {**os.environ, "IOLAB_EDITION": edition, "IOLAB_REPOSITORY": REPOSITORY}
         done = subprocess.run([str(JUPYTER_BOOK), "build", "--warningiserror", "--path-output", str(out), str(root)],
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -97,6 +99,23 @@ def test_the_student_edition_shows_the_measured_figures_but_no_solution_explanat
     download = nbformat.reads(pages["_sources/notebooks/toy.ipynb"], as_version=4)
     assert all(not c.get("outputs") for c in download.cells if c.cell_type == "code")
     assert any("raise NotImplementedError()" in c.source for c in download.cells)
+
+
+HREF = re.compile(r'href="([^"]+)"')
+
+
+def test_every_page_names_its_machine_and_scale_and_its_buttons_lead_to_the_repository_and_the_download(built: Path) -> None:
+    html = built / "_build" / "html"
+    for name in ("intro.html", "notebooks/toy.html"):
+        page = (html / name).read_text()
+        assert "Figures measured on" in page and "IOLAB_SCALE=" in page and " cores " in page.replace("·", " "), name
+        links = set(HREF.findall(page))
+        assert REPOSITORY in links and f"{REPOSITORY}/issues/new?title=Issue%20on%20page%20%2F{name}&body=Your%20issue%20content%20here." in links
+        downloads = [link for link in links if "_sources/" in link]
+        assert downloads, f"{name} has no download link"
+        for link in downloads:  # relative to the page, and served as a file of the site
+            assert (html / name).parent.joinpath(link).resolve().is_file(), link
+    assert "executablebooks/jupyter-book" not in (html / "intro.html").read_text()
 
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))

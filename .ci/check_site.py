@@ -1,0 +1,119 @@
+"""Checks a built site (`make site`) as a visitor would meet it: `make check-site`.
+
+Every page names the machine and scale of its figures; every link into the site leads to a file that
+is there (the download buttons included); the repository buttons lead to REPOSITORY; and two pages,
+served over HTTP on 127.0.0.1, are photographed by headless Chromium (if installed) so a person can
+look, and the pictures are checked not to be blank.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import http.server
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+LINK = re.compile(r'(?:href|src)="([^"#?]+)[^"]*"')
+BANNER = re.compile(r"Figures measured on [^<]+ at IOLAB_SCALE=(quick|full)")
+SKIP = {"search.html", "genindex.html"}  # pages Sphinx writes itself, with no figures
+CHROMIUM = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
+
+
+def problems(site: Path, repository: str | None) -> tuple[list[str], dict[str, int]]:
+    """What is wrong with the site, and counts of what was checked."""
+    found, counts = [], {"pages": 0, "links": 0, "downloads": 0}
+    if not (site / ".nojekyll").is_file():
+        found.append(".nojekyll is missing: GitHub Pages would hide the _static and _sources folders")
+    for page in sorted(site.rglob("*.html")):
+        name = str(page.relative_to(site))
+        if name in SKIP or name.startswith("_"):
+            continue
+        text = page.read_text(errors="replace")
+        counts["pages"] += 1
+        if not BANNER.search(text):
+            found.append(f"{name}: no banner naming the machine and scale of its figures")
+        for link in LINK.findall(text):
+            if urlsplit(link).scheme or link.startswith(("//", "mailto:")):
+                continue
+            counts["links"] += 1
+            counts["downloads"] += "_sources/" in link
+            if not (page.parent / unquote(link)).resolve().exists():
+                found.append(f"{name}: {link} leads nowhere")
+        if repository and f'href="{repository}"' not in text:
+            found.append(f"{name}: no repository button leading to {repository}")
+    if not counts["downloads"]:
+        found.append("no page has a download link")
+    return found, counts
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args) -> None:  # one line per file fetched would bury the report
+        pass
+
+
+@contextlib.contextmanager
+def served(site: Path):
+    """The site over HTTP on 127.0.0.1 (an ephemeral port), for as long as the block runs."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def screenshot(browser: str, url: str, out: Path) -> str | None:
+    """Photograph ``url`` into ``out`` (PNG); a reason if the picture is missing or blank."""
+    args = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            "--window-size=1280,900", f"--screenshot={out}", url]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    if done.returncode or not out.is_file():
+        return f"{url}: {browser} failed: {done.stderr[-500:]}"
+    from PIL import Image  # matplotlib's dependency, in the lock
+
+    with Image.open(out) as image:
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20) or []
+    if len(colours) < 16:
+        return f"{url}: the picture has {len(colours)} colours: a blank page?"
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", type=Path)
+    parser.add_argument("--repository", default=None, help="the https URL the repository buttons must lead to")
+    parser.add_argument("--pages", nargs="*", default=["index.html", "book/11-measuring.html"])
+    parser.add_argument("--out", type=Path, default=None, help="folder for the screenshots (default: SITE/../site-check)")
+    args = parser.parse_args()
+    found, counts = problems(args.site, args.repository or None)
+    print(f"{counts['pages']} pages, {counts['links']} links into the site ({counts['downloads']} downloads) checked")
+    browser = next((b for b in CHROMIUM if shutil.which(b)), None)
+    if browser is None:
+        print("note: no headless Chromium (apt install chromium-headless-shell): no screenshots taken")
+    else:
+        out = args.out or args.site.parent / "site-check"
+        out.mkdir(parents=True, exist_ok=True)
+        with served(args.site) as base:
+            for page in args.pages:
+                picture = out / (page.replace("/", "-").removesuffix(".html") + ".png")
+                if (reason := screenshot(browser, f"{base}/{page}", picture)) is not None:
+                    found.append(reason)
+                else:
+                    print(f"screenshot: {picture}")
+    for problem in found:
+        print("problem:", problem)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
