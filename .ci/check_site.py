@@ -22,6 +22,7 @@ from urllib.parse import unquote, urlsplit
 
 LINK = re.compile(r'(?:href|src)="([^"#?]+)[^"]*"')
 BANNER = re.compile(r"Figures measured on [^<]+ at IOLAB_SCALE=(quick|full)")
+REDIRECT = re.compile(r'http-equiv="Refresh" content="0; url=([^"]+)"')
 SKIP = {"search.html", "genindex.html"}  # pages Sphinx writes itself, with no figures
 CHROMIUM = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 
@@ -36,6 +37,10 @@ def problems(site: Path, repository: str | None) -> tuple[list[str], dict[str, i
         if name in SKIP or name.startswith("_"):
             continue
         text = page.read_text(errors="replace")
+        if (redirect := REDIRECT.search(text)) is not None:  # index.html sends the visitor to the first page
+            if not (page.parent / redirect[1]).is_file():
+                found.append(f"{name} redirects to {redirect[1]}, which is not there")
+            continue
         counts["pages"] += 1
         if not BANNER.search(text):
             found.append(f"{name}: no banner naming the machine and scale of its figures")
@@ -58,6 +63,12 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def landing(site: Path, page: str) -> str:
+    """Where ``page`` leads: its redirect's target (Chromium photographs a redirect as nothing), or itself."""
+    redirect = REDIRECT.search((site / page).read_text(errors="replace"))
+    return str((site / page).parent.joinpath(redirect[1]).resolve().relative_to(site.resolve())) if redirect else page
+
+
 @contextlib.contextmanager
 def served(site: Path):
     """The site over HTTP on 127.0.0.1 (an ephemeral port), for as long as the block runs."""
@@ -74,8 +85,10 @@ def served(site: Path):
 
 def screenshot(browser: str, url: str, out: Path) -> str | None:
     """Photograph ``url`` into ``out`` (PNG); a reason if the picture is missing or blank."""
-    args = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            "--window-size=1280,900", f"--screenshot={out}", url]
+    # No host but 127.0.0.1 resolves: the page must render from the site alone (here a blocked lookup of
+    # an outside script hung Chromium for minutes), and the check must not wait on the internet.
+    args = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-background-networking",
+            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1", "--window-size=1280,900", f"--screenshot={out}", url]
     done = subprocess.run(args, capture_output=True, text=True, timeout=120)
     if done.returncode or not out.is_file():
         return f"{url}: {browser} failed: {done.stderr[-500:]}"
@@ -92,7 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", type=Path)
     parser.add_argument("--repository", default=None, help="the https URL the repository buttons must lead to")
-    parser.add_argument("--pages", nargs="*", default=["index.html", "book/11-measuring.html"])
+    parser.add_argument("--pages", nargs="*", default=["index.html", "book/04-prefork.html"])
     parser.add_argument("--out", type=Path, default=None, help="folder for the screenshots (default: SITE/../site-check)")
     args = parser.parse_args()
     found, counts = problems(args.site, args.repository or None)
@@ -104,7 +117,7 @@ def main() -> int:
         out = args.out or args.site.parent / "site-check"
         out.mkdir(parents=True, exist_ok=True)
         with served(args.site) as base:
-            for page in args.pages:
+            for page in map(functools.partial(landing, args.site), args.pages):
                 picture = out / (page.replace("/", "-").removesuffix(".html") + ".png")
                 if (reason := screenshot(browser, f"{base}/{page}", picture)) is not None:
                     found.append(reason)

@@ -1,8 +1,9 @@
 """What every page of a built book says about itself, and where its buttons lead.
 
 - A banner at the top of every page (the theme's ``announcement``): the machine, scale and date its
-  figures were measured on, and the commit the book was built from. A reader of the published site
-  sees whose numbers they are reading; a student's own build says "your machine".
+  figures were measured on, and the commit the book was built from (the PDF prints it on its title
+  page). A reader of the published site sees whose numbers they are reading; a student's own build
+  names the student's machine.
 - ``IOLAB_REPOSITORY`` (an https URL of the course's repository, which `make site` takes from the
   ``origin`` remote or from ``REPOSITORY=``) turns on the repository and issues buttons; without it
   they stay off rather than point at a default. ``IOLAB_BRANCH`` names the branch (``main``).
@@ -32,16 +33,17 @@ def commit(root: str) -> str | None:
 
 
 def banner(root: str) -> str:
-    """One line of HTML: where and at what scale this book's figures were measured."""
+    """One line: where and at what scale this book's figures were measured."""
     built = commit(root)
-    text = (f"Figures measured on {machine.describe()} at IOLAB_SCALE={scale()}, "
+    return (f"Figures measured on {machine.describe()} at IOLAB_SCALE={scale()}, "
             f"{datetime.date.today().isoformat()}" + (f", from commit {built}" if built else "") + ".")
-    return html.escape(text)
 
 
 def _configure(app, config) -> None:
+    line = banner(str(app.srcdir))
     options = config.html_theme_options
-    options["announcement"] = banner(str(app.srcdir))
+    options["announcement"] = html.escape(line)
+    config.today = line.replace("_", r"\_")  # the PDF's title page prints it as its date (LaTeX, hence the escape)
     repository = os.environ.get("IOLAB_REPOSITORY", "").strip().rstrip("/")
     if repository:
         if not repository.startswith("https://"):
