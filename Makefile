@@ -72,8 +72,18 @@ book-clean:
 
 test: unit notebooks
 
+# actionlint checks the GitHub Actions workflow (tests/test_workflow.py). It is built from the Go module
+# proxy into .venv when Go is installed; without Go that test skips with a note.
+ACTIONLINT_VERSION := 1.7.12
+ACTIONLINT := $(BIN)/actionlint
+
+$(ACTIONLINT):
+	@if command -v go >/dev/null; then echo "building actionlint $(ACTIONLINT_VERSION) with Go"; \
+	  GOBIN=$(abspath $(BIN)) go install github.com/rhysd/actionlint/cmd/actionlint@v$(ACTIONLINT_VERSION); \
+	else echo "note: no Go here: the GitHub Actions workflow is not checked (tests/test_workflow.py skips)"; fi
+
 # Tests marked solo measure CPU time or timing: they run after the others, one at a time.
-unit: env
+unit: env $(ACTIONLINT)
 	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -n 2 -m "not solo" tests
 	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -m solo tests
 
@@ -121,10 +131,12 @@ grade: env
 gradescope: env
 	$(BIN)/python -m iolab homework gradescope $(NOTEBOOK) --out $(BUILD)/gradescope $(if $(CHECKS),--checks $(CHECKS))
 
-# Re-resolves the lock from pyproject.toml (needs the registry); environment.yml must follow it.
+# Re-resolves the lock from pyproject.toml (needs the registry); environment.yml and the image's JupyterHub
+# lock (container/hub.lock, constrained by the course's lock) follow it.
 lock: env
 	$(BIN)/uv pip compile --quiet pyproject.toml --extra course --python-version 3.11 -o requirements.lock
 	$(BIN)/python .ci/envfile.py requirements.lock > environment.yml
+	$(BIN)/uv pip compile --quiet container/hub.in -c requirements.lock --python-version 3.11 -o container/hub.lock
 
 # A full-scale run of every notebook, kept as the reference overlaid on readers' plots.
 reference: env
@@ -154,13 +166,14 @@ image:
 	@echo "image built: $(IMAGE) ($$($(ENGINE_SH) engine 2>/dev/null))"
 
 # Inside the image, as its non-root user: two notebooks under nbval, and notebook 12 without the
-# capabilities its lab needs (its lab cells skip, its exercise checks what it can); then the lab itself
-# as root with them. Slow (minutes); not part of `make test`.
+# capabilities its lab needs (its lab cells skip, its exercise checks what it can); that JupyterHub's
+# single-user server is there; then the lab itself as root with the capabilities. Slow (minutes); not part of `make test`.
 IMAGE_RUN = $$($(ENGINE_SH) engine) run --rm $$($(ENGINE_SH) run-options) $(IMAGE)
 NBVAL_IN_IMAGE = env IOLAB_SCALE=quick pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env
 
 test-image:
 	$(IMAGE_RUN) $(NBVAL_IN_IMAGE) notebooks/03-sockets.ipynb notebooks/08-locks.ipynb notebooks/12-networks.ipynb
+	$(IMAGE_RUN) jupyterhub-singleuser --version
 	$$($(ENGINE_SH) engine) run --rm $$($(ENGINE_SH) run-options) --user 0 --cap-add NET_ADMIN,SYS_ADMIN --device /dev/net/tun $(IMAGE) \
 	  python -c 'from iolab.netlab import available; from iolab.topics.networks import link; assert available() is None, available(); print(link.in_lab(lambda lab: link.rtt_accuracy(lab, [10, 50], samples=5)).round(2).to_string())'
 
