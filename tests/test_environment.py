@@ -32,3 +32,14 @@ def test_the_lock_pins_every_declared_dependency_and_not_the_asyncio_stub():
     lock = _lock_pins()
     assert "asyncio" not in names and "asyncio" not in lock
     assert names <= set(lock), names - set(lock)
+
+
+def test_the_images_jupyterhub_lock_adds_packages_and_changes_none_of_the_courses():
+    hub = {}
+    for line in (ROOT / "container" / "hub.lock").read_text().splitlines():
+        if line and not line.startswith((" ", "#")):
+            name, _, version = line.partition("==")
+            hub[name.strip().lower()] = version.strip()
+    course = _lock_pins()
+    assert "jupyterhub" in hub and "jupyterhub" not in course
+    assert {name: v for name, v in hub.items() if name in course and course[name] != v} == {}
