@@ -61,7 +61,7 @@ site: env
 check-site: env
 	$(BIN)/python .ci/check_site.py $(BUILD)/site $(if $(REPOSITORY),--repository $(REPOSITORY))
 
-# The book as a PDF through LaTeX (TeX Live: apt install texlive-latex-extra texlive-xetex latexmk), from
+# The book as a PDF through LaTeX (apt install texlive-latex-extra texlive-xetex latexmk fonts-freefont-otf), from
 # the same executed notebooks as `make book` at this scale.
 pdf: env
 	IOLAB_EDITION=readers $(GUARD) $(BIN)/jupyter-book build --builder pdflatex --keep-going --path-output . .

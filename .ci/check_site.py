@@ -1,7 +1,7 @@
 """Checks a built site (`make site`) as a visitor would meet it: `make check-site`.
 
-Every page names the machine and scale of its figures; every link into the site leads to a file that
-is there (the download buttons included); the repository buttons lead to REPOSITORY; and two pages,
+Every page names the machine and scale of its figures; every image has alt text that says what it
+shows; every link into the site leads to a file that is there (the download buttons included); the repository buttons lead to REPOSITORY; and two pages,
 served over HTTP on 127.0.0.1, are photographed by headless Chromium (if installed) so a person can
 look, and the pictures are checked not to be blank.
 """
@@ -22,14 +22,26 @@ from urllib.parse import unquote, urlsplit
 
 LINK = re.compile(r'(?:href|src)="([^"#?]+)[^"]*"')
 BANNER = re.compile(r"Figures measured on [^<]+ at IOLAB_SCALE=(quick|full)")
+IMAGE = re.compile(r"<img\b[^>]*>")
+ALT_TEXT = re.compile(r'\balt="([^"]*)"')
 REDIRECT = re.compile(r'http-equiv="Refresh" content="0; url=([^"]+)"')
 SKIP = {"search.html", "genindex.html"}  # pages Sphinx writes itself, with no figures
 CHROMIUM = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 
 
+def images_without_alt(page: str) -> list[str]:
+    """The ``<img>`` tags of an HTML page whose alt text is missing, empty or only a file's name or path."""
+    bad = []
+    for tag in IMAGE.findall(page):
+        alt = (m[1] if (m := ALT_TEXT.search(tag)) else "").strip()
+        if len(alt.split()) < 3 or re.search(r"\.(png|svg|jpe?g)$|^[\w./-]+$", alt):
+            bad.append(tag[:160])
+    return bad
+
+
 def problems(site: Path, repository: str | None) -> tuple[list[str], dict[str, int]]:
     """What is wrong with the site, and counts of what was checked."""
-    found, counts = [], {"pages": 0, "links": 0, "downloads": 0}
+    found, counts = [], {"pages": 0, "links": 0, "downloads": 0, "images": 0}
     if not (site / ".nojekyll").is_file():
         found.append(".nojekyll is missing: GitHub Pages would hide the _static and _sources folders")
     for page in sorted(site.rglob("*.html")):
@@ -44,6 +56,8 @@ def problems(site: Path, repository: str | None) -> tuple[list[str], dict[str, i
         counts["pages"] += 1
         if not BANNER.search(text):
             found.append(f"{name}: no banner naming the machine and scale of its figures")
+        counts["images"] += len(IMAGE.findall(text))
+        found += [f"{name}: an image without alt text that says what it shows: {tag}" for tag in images_without_alt(text)]
         for link in LINK.findall(text):
             if urlsplit(link).scheme or link.startswith(("//", "mailto:")):
                 continue
@@ -109,7 +123,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="folder for the screenshots (default: SITE/../site-check)")
     args = parser.parse_args()
     found, counts = problems(args.site, args.repository or None)
-    print(f"{counts['pages']} pages, {counts['links']} links into the site ({counts['downloads']} downloads) checked")
+    print(f"{counts['pages']} pages, {counts['links']} links into the site ({counts['downloads']} downloads), "
+          f"{counts['images']} images checked")
     browser = next((b for b in CHROMIUM if shutil.which(b)), None)
     if browser is None:
         print("note: no headless Chromium (apt install chromium-headless-shell): no screenshots taken")

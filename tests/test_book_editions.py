@@ -22,10 +22,14 @@ HIDDEN = "hidden-key-4242"
 SOLUTION = "solution-code-1717"
 EXPLANATION = "folded-explanation-99"
 REPOSITORY = "https://github.com/example-course/iolab"
+FIGURE_ALT = "A rising line of three points: the toy measurement grows with its input."
+NOTEBOOK_ALT = "The same rising line, as the notebook draws it under its code."
 
 
-def cell(kind: str, source: str, grade_id: str | None = None, **meta) -> nbformat.NotebookNode:
+def cell(kind: str, source: str, grade_id: str | None = None, mystnb: dict | None = None, **meta) -> nbformat.NotebookNode:
     made = nbformat.v4.new_markdown_cell(source) if kind == "markdown" else nbformat.v4.new_code_cell(source)
+    if mystnb:
+        made.metadata["mystnb"] = mystnb
     if grade_id:
         made.metadata["nbgrader"] = {"grade_id": grade_id, "schema_version": 3, "task": False,
                                      "grade": False, "locked": False, "solution": False, **meta}
@@ -45,6 +49,8 @@ def toy_notebook() -> nbformat.NotebookNode:
              "pred-toy-check", grade=True, locked=True, points=1),
         cell("markdown", "```{solution-end}\n```"),
         cell("code", "measured = base * 1000 + 17\nglue('toy-measured', measured)"),
+        cell("code", "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(2, 2))\nax.plot([1, 2, 3])\n"
+                     "glue('toy-fig-line', fig, display=False)\nfig", mystnb={"image": {"alt": NOTEBOOK_ALT}}),
     ]
     return nb
 
@@ -55,7 +61,9 @@ def built(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("toybook")
     (root / "notebooks").mkdir()
     nbformat.write(toy_notebook(), root / "notebooks/toy.ipynb")
-    (root / "intro.md").write_text("# Toy\n\nMeasured: {glue:text}`notebooks/toy.ipynb::toy-measured:d`.\n")
+    (root / "intro.md").write_text("# Toy\n\nMeasured: {glue:text}`notebooks/toy.ipynb::toy-measured:d`.\n\n"
+                                   "```{glued-figure} toy-fig-line\n:doc: notebooks/toy.ipynb\n:name: fig-toy-line\n"
+                                   f":alt: {FIGURE_ALT}\n\nThe toy's line, against its input.\n```\n")
     (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: notebooks/toy\n")
     (root / "_config.yml").write_text(json.dumps({
         "title": "Toy", "only_build_toc_files": True, "exclude_patterns": ["_build"],
@@ -64,7 +72,8 @@ def built(tmp_path_factory) -> Path:
         "sphinx": {"extra_extensions": ["sphinx_exercise"],
                    "local_extensions": {"editions": str(ROOT / "book" / "_ext"),
                                         "execution_key": str(ROOT / "book" / "_ext"),
-                                        "site_info": str(ROOT / "book" / "_ext")}}}))
+                                        "site_info": str(ROOT / "book" / "_ext"),
+                                        "glued_figure": str(ROOT / "book" / "_ext")}}}))
     for edition, out in (("readers", root), ("student", root / "_build" / "student")):
         env = {**os.environ, "IOLAB_EDITION": edition, "IOLAB_REPOSITORY": REPOSITORY}
         done = subprocess.run([str(JUPYTER_BOOK), "build", "--warningiserror", "--path-output", str(out), str(root)],
@@ -116,6 +125,36 @@ def test_every_page_names_its_machine_and_scale_and_its_buttons_lead_to_the_repo
         for link in downloads:  # relative to the page, and served as a file of the site
             assert (html / name).parent.joinpath(link).resolve().is_file(), link
     assert "executablebooks/jupyter-book" not in (html / "intro.html").read_text()
+
+
+sys.path.insert(0, str(ROOT / ".ci"))
+from check_site import images_without_alt  # noqa: E402
+
+
+def test_a_glued_figure_is_numbered_with_its_alt_text_and_caption_and_a_notebook_figure_has_its_alt(built: Path) -> None:
+    html = built / "_build" / "html"
+    intro, notebook = (html / "intro.html").read_text(), (html / "notebooks" / "toy.html").read_text()
+    assert f'alt="{FIGURE_ALT}"' in intro and 'id="fig-toy-line"' in intro
+    assert "Fig. 1" in intro and "The toy’s line, against its input." in intro
+    assert f'alt="{NOTEBOOK_ALT}"' in notebook
+    assert images_without_alt(intro) == [] and images_without_alt(notebook) == []
+    assert images_without_alt('<img alt="../_images/abc123.png" src="../_images/abc123.png" />')  # what myst-nb gives without one
+
+
+def test_a_glued_figure_without_alt_text_fails_the_build(tmp_path: Path) -> None:
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(toy_notebook(), tmp_path / "notebooks/toy.ipynb")
+    (tmp_path / "intro.md").write_text("# Toy\n\n```{glued-figure} toy-fig-line\n:doc: notebooks/toy.ipynb\n:name: fig-x\n"
+                                       ":alt: a line\n\nCaption.\n```\n")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: notebooks/toy\n")
+    (tmp_path / "_config.yml").write_text(json.dumps({
+        "title": "Toy", "only_build_toc_files": True, "exclude_patterns": ["_build"],
+        "execute": {"execute_notebooks": "off"},
+        "sphinx": {"extra_extensions": ["sphinx_exercise"],
+                   "local_extensions": {"glued_figure": str(ROOT / "book" / "_ext")}}}))
+    done = subprocess.run([str(JUPYTER_BOOK), "build", "--warningiserror", "--path-output", str(tmp_path), str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "at least 8 words" in done.stdout + done.stderr
 
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))

@@ -1,7 +1,7 @@
-"""Cite the course's sources by their numbers: a reference to source 000 reads [000], as the prose names it.
+"""Cite the course's sources by a short name: the prose says "source 000" and the citation reads [SilkJS].
 
 A pybtex style for sphinxcontrib-bibtex: the unsrt style (entries in the order of references.bib),
-labelled by each entry's ``key`` field, titles left as printed. _config.yml chooses it
+labelled by each entry's ``shorthand`` field (else its number, ``key``), titles left as printed. _config.yml chooses it
 (``bibtex_default_style: sources``).
 """
 
@@ -12,15 +12,15 @@ from pybtex.style.template import field, sentence
 
 
 class SourceNumberLabels(BaseLabelStyle):
-    """The label of an entry is its ``key`` field (the source's number), else its citation key."""
+    """The label of an entry is its ``shorthand`` field, else its ``key`` (the source's number), else its citation key."""
 
     def format_labels(self, sorted_entries):
         for entry in sorted_entries:
-            yield entry.fields.get("key", entry.key)
+            yield entry.fields.get("shorthand", entry.fields.get("key", entry.key))
 
 
 class SourcesStyle(UnsrtStyle):
-    """unsrt, labelled by source number, with titles as their authors capitalised them."""
+    """unsrt, labelled by short name, with titles as their authors capitalised them."""
 
     default_label_style = "source-number"
 
