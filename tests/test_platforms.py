@@ -21,7 +21,10 @@ UV = Path(sys.executable).parent / "uv"
 PLATFORMS = {"x86_64-manylinux_2_28": "Linux on Intel or AMD", "aarch64-manylinux_2_28": "Linux on ARM, Apple Silicon's containers"}
 # Package -> platforms on which it has no wheel (it is built from its sdist there).
 SOURCE_BUILT = {"hdrhistogram": {"aarch64-manylinux_2_28"}}
-OFFLINE = ("Failed to fetch", "dns error", "Could not connect", "error sending request", "timed out")
+# How uv says it could not reach the index (or could not trust it: a TLS-inspecting proxy whose root
+# certificate this machine lacks, as in a container built without the host's bundle).
+OFFLINE = ("Failed to fetch", "dns error", "Could not connect", "error sending request", "timed out",
+           "certificate", "UnknownIssuer", "Network is unreachable", "Connection refused")
 
 
 def pins() -> dict[str, str]:
