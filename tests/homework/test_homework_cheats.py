@@ -27,7 +27,7 @@ NOTEBOOK = ROOT / "notebooks" / "02-blocking.ipynb"
 WRONG_STATES = 'reader_state, looper_state = "R", "S"\nreader_cpu_percent, looper_cpu_percent = 0, 100'
 # Solo: notebook 02's honest answers measure pipes and selectors, which a neighbouring test's pipes would
 # change (they count against the same user's pipe buffers).
-pytestmark = [pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed (apt install bubblewrap)"),
+pytestmark = [pytest.mark.skipif(sandbox.usable() is not None, reason=sandbox.usable() or ""),
               pytest.mark.solo]
 
 

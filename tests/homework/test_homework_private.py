@@ -10,7 +10,7 @@ from iolab.commands import main
 from iolab.homework import editions, grading, markup, private, sandbox
 from iolab.kit import student
 
-SANDBOX = "bwrap" if sandbox.bwrap() else "none"
+SANDBOX = "bwrap" if sandbox.usable() is None else "none"
 CHOICES = [3, 5, 7, 9, 11]
 
 

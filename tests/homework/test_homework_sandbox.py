@@ -15,7 +15,7 @@ from cheats import DAEMON, DAEMON_SECONDS
 from iolab.commands import main
 from iolab.homework import sandbox
 
-needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed (apt install bubblewrap)")
+needs_bwrap = pytest.mark.skipif(sandbox.usable() is not None, reason=sandbox.usable() or "")
 
 
 def _run(box, code: str) -> subprocess.CompletedProcess:

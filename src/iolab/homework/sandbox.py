@@ -54,9 +54,13 @@ def bwrap() -> str | None:
 
 @cache
 def _probe(path: str) -> str | None:
-    """Why ``bwrap`` at ``path`` cannot create namespaces here, or None if it can (asked once per process)."""
-    probe = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "true"],
-                           capture_output=True, text=True, timeout=30)
+    """Why ``bwrap`` at ``path`` cannot build a sandbox here, or None if it can (asked once per process).
+
+    The probe makes what :class:`Sandbox` makes, a /proc and a /dev of its own included: in a container,
+    bwrap can create the namespaces and still be refused the new /proc (podman and docker mask parts of it).
+    """
+    probe = subprocess.run([path, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "--proc", "/proc",
+                            "--dev", "/dev", "true"], capture_output=True, text=True, timeout=30)
     return probe.stderr.strip()[:200] if probe.returncode != 0 else None
 
 
@@ -67,10 +71,21 @@ def check() -> str:
         raise SandboxMissing(f"the grader runs each submission in a sandbox, and bwrap is not installed: {INSTALL_HINT}")
     failure = _probe(path)
     if failure is not None:
-        raise SandboxMissing(f"bwrap cannot create namespaces here ({failure}); allow unprivileged "
-                             "user namespaces (sysctl kernel.unprivileged_userns_clone=1), run as root, or pass "
-                             "--no-sandbox for trusted submissions")
+        where = ("in a container, run it with --security-opt unmask=ALL (podman) or --security-opt "
+                 "systempaths=unconfined (docker); elsewhere, allow unprivileged user namespaces "
+                 "(sysctl kernel.unprivileged_userns_clone=1) or run as root")
+        raise SandboxMissing(f"bwrap cannot build its sandbox here ({failure}): {where}; or pass --no-sandbox "
+                             "for trusted submissions")
     return path
+
+
+def usable() -> str | None:
+    """None if the bwrap sandbox works here; else why not, in words a test can skip with."""
+    try:
+        check()
+    except SandboxMissing as missing:
+        return str(missing)
+    return None
 
 
 def kit_source() -> Path:

