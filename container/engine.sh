@@ -30,6 +30,8 @@ if [ "$engine" = podman ]; then
   [ "$nproc" -gt $((pid_max - 1024)) ] && nproc=$((pid_max - 1024))
   [ "$nofile" = unlimited ] && nofile=65536
   options="$options --ulimit nofile=$nofile:$nofile --ulimit nproc=$nproc:$nproc"
+  # podman caps a container at 2,048 tasks (pids.max); chapter 5's and 10's threads need many more.
+  options="$options --pids-limit ${PIDS_LIMIT:--1}"
 fi
 
 case "$what" in
