@@ -12,10 +12,12 @@ not every kernel has (the course's virtual machines have none), so this link is 
 space instead: each namespace gets a TUN device, an interface whose packets a process reads and
 writes through a file descriptor, and a small Python process (:mod:`~iolab.netlab.forwarder`) moves
 the packets from one to the other, holding each back for as long as the impairments say
-(:mod:`~iolab.netlab.impair`). It behaves the same on every Linux, and it can be read in one sitting.
-Its cost: every packet crosses into user space and back, some 5 microseconds of a core each, which
-limits the link to roughly 100,000 packets per second (about a gigabit per second); plenty for the
-chapter's experiments, whose links are slower than that.
+(:mod:`~iolab.netlab.impair`). It behaves the same on every Linux with a TUN device, and it can be
+read in one sitting. Its cost: every packet crosses into user space and back through a Python loop,
+on the same cores as the servers and the load generator, so where the link adds no delay the forwarder
+is part of what is measured; and a process woken to release a packet wakes a little late, which the
+forwarder partly makes up for (:mod:`~iolab.netlab.forwarder` says how, with what it measured). The
+chapter's links are slow enough that the delays they are set to, not the forwarder, set the pace.
 
 - :mod:`~iolab.netlab.impair`: what happens to each packet (pure logic, testable without root);
 - :mod:`~iolab.netlab.namespaces`: create, enter, list and delete namespaces;

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import statistics
 
+import psutil
 import pytest
 
 from iolab.netlab import available
+from iolab.servers import open_server
 from iolab.topics.networks import attacks, distance, link, tls
 
 needs_lab = pytest.mark.skipif(available() is not None, reason=available() or "")
@@ -21,6 +23,18 @@ def test_little_bound_is_clients_over_the_time_per_request() -> None:
 def test_a_link_setting_resets_what_it_does_not_name() -> None:
     assert distance.link_settings({"rtt_ms": 50}) == {"delay_ms": 25, "jitter_ms": 0.0, "loss": 0.0}
     assert distance.link_settings({"loss": 0.01}) == {"delay_ms": 0.0, "jitter_ms": 0.0, "loss": 0.01}
+
+
+def test_prefork_is_pinned_to_the_chapters_children_and_other_models_keep_their_defaults() -> None:
+    # The chapter's "N / RTT" and "never served" counts assume this many children on every machine.
+    assert distance.server_settings("prefork") == {"model": "prefork", "workers": distance.PREFORK_CHILDREN}
+    assert distance.server_settings("asyncio") == {"model": "asyncio"}
+
+
+@pytest.mark.solo
+def test_a_prefork_server_started_with_the_chapters_settings_has_that_many_children() -> None:
+    with open_server(**distance.server_settings("prefork")) as server:
+        assert len(psutil.Process(server.pid).children()) == distance.PREFORK_CHILDREN
 
 
 def test_timeout_args_are_serve_options() -> None:
@@ -66,6 +80,7 @@ def test_a_header_timeout_shorter_than_a_slow_head_refuses_it_and_a_longer_one_d
 def test_slowloris_stops_prefork_but_not_asyncio() -> None:
     table = attacks.slowloris_table(["prefork", "asyncio"], attackers=100, header_timeout=None, duration_s=1.0)
     attacked = table[table.phase == "under attack"].set_index("model")
+    assert attacked.loc["prefork", "children"] == distance.PREFORK_CHILDREN
     assert attacked.loc["prefork", "requests"] == 0 and attacked.loc["prefork", "never_served"] == 2
     assert attacked.loc["asyncio", "requests"] > 100 and attacked.loc["asyncio", "never_served"] == 0
 

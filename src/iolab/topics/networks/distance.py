@@ -9,6 +9,9 @@ Little's law says what a closed loop can reach: N clients, each waiting W second
 N / W requests a second. Across a link, W is at least the round trips a request needs
 (``round_trips``: how many depends on whether the connection is kept alive) plus the server's own
 time; :func:`little_rps` is that bound.
+
+A pre-fork server holds one keep-alive client per child, so its line is ``PREFORK_CHILDREN / RTT``:
+:func:`server_settings` pins the children to that constant wherever the chapter starts one.
 """
 
 from __future__ import annotations
@@ -26,11 +29,20 @@ from iolab.netlab import NetLab
 from iolab.servers import open_server
 
 WARMUP_S = 0.3  # one short run per server before the first setting: imports, first allocations
+# The pre-fork server's children in this chapter's experiments. Its default, one per CPU, would make
+# every count of the chapter ("N / RTT", the clients never served, how long attackers hold it) depend
+# on the reader's machine; pinned, they mean the same everywhere, and the notebook takes them from here.
+PREFORK_CHILDREN = 2
 
 
 def little_rps(clients: int, rtt_ms: float, round_trips: int = 1, service_ms: float = 0.0) -> float:
     """Requests/s that ``clients`` closed-loop clients can make at most: clients / time per request."""
     return clients / ((rtt_ms * round_trips + service_ms) / 1000)
+
+
+def server_settings(model: str) -> dict[str, Any]:
+    """:func:`iolab.servers.open_server` arguments for ``model``: pre-fork gets ``PREFORK_CHILDREN`` children."""
+    return {"model": model} | ({"workers": PREFORK_CHILDREN} if model == "prefork" else {})
 
 
 def across_links(
@@ -45,7 +57,8 @@ def across_links(
 ) -> pd.DataFrame:
     """Every load against every server at every link setting; one row per run.
 
-    A server is the keyword arguments of :func:`iolab.servers.open_server` (``{"model": "prefork"}``);
+    A server is the keyword arguments of :func:`iolab.servers.open_server` (:func:`server_settings`:
+    ``{"model": "prefork", "workers": 2}``);
     a link, those of :meth:`NetLab.set` with ``rtt_ms`` for the round trip (``{"rtt_ms": 50, "loss":
     0.01}``); a load, those of :class:`iolab.load.LoadSpec` without URL and namespace. The link's
     settings not given are reset (no delay, jitter or loss), so that one row's link is only what it says.

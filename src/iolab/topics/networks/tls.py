@@ -1,14 +1,18 @@
 """What TLS adds to a request: round trips before the first byte, and CPU for the handshake.
 
 Before a TLS client may send its request, client and server agree on keys in a handshake: one round
-trip in TLS 1.3, two in TLS 1.2, after TCP's own (``connect()``). The handshake also costs CPU: the
-server signs with its private key, the client checks the certificate chain, both do a key exchange.
+trip in TLS 1.3, two in TLS 1.2, after TCP's own (``connect()``). These are full handshakes: session
+resumption, TLS 1.3's early (0-RTT) data and TCP Fast Open can save round trips, and the kit uses none
+of them. The handshake also costs CPU: the server signs with its private key, the client checks the
+certificate chain, both do a key exchange.
 
 The certificate is made at run time by ``trustme``: a throwaway certificate authority that only this
-process's client trusts, and a server certificate it signs. Nothing is written to disk.
+process's client trusts, and a server certificate it signs, with ECDSA P-256 keys (``trustme``'s
+default; an RSA key costs the server more to sign with). Nothing is written to disk.
 
 :func:`request_phases` times each phase of a request on a new connection, plain or TLS, on the
-loopback or across a netlab link; :func:`handshake_cpu` measures the CPU of both ends per handshake.
+loopback or across a netlab link; :func:`handshake_cpu` measures the CPU of both ends per request on a
+new connection (TCP's handshake, TLS's and the request together; it does not split them).
 """
 
 from __future__ import annotations
