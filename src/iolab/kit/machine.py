@@ -60,7 +60,7 @@ def sysctl(name: str, default: list[int] | None = None) -> list[int]:
     """The numbers of a kernel setting, e.g. ``sysctl("net.core.somaxconn")`` (read from /proc/sys).
 
     A setting this kernel does not have raises FileNotFoundError, or gives ``default`` if one is given
-    (``tcp_syn_linear_timeouts`` exists only since Linux 6.7).
+    (``tcp_syn_linear_timeouts`` exists only since Linux 6.5).
     """
     path = Path("/proc/sys") / name.replace(".", "/")
     if default is not None and not path.exists():

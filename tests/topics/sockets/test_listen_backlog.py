@@ -19,15 +19,26 @@ def test_fill_backlog_is_bounded():
         listen_backlog.fill_backlog(1, 1000)
 
 
-def test_syn_send_times_follow_the_kernels_retry_rule():
+def test_syn_send_times_double_from_the_first_retry_without_linear_timeouts():
     assert listen_backlog.syn_send_times(retries=4, linear=0) == [0, 1, 3, 7, 15]
-    assert listen_backlog.syn_send_times(retries=6, linear=4) == [0, 1, 2, 3, 4, 6, 10]
+
+
+def test_syn_send_times_match_the_kernel_documentations_example():
+    # Documentation/networking/ip-sysctl.rst (Linux 6.5+), tcp_syn_linear_timeouts: "With an initial RTO of 1 and
+    # tcp_syn_linear_timeouts = 4 we would expect SYN RTOs to be: 1, 1, 1, 1, 1, 2, 4, ..."; tcp_syn_retries:
+    # the default 6 "corresponds to 67seconds (with tcp_syn_linear_timeouts = 4) till the last retransmission".
+    sends = listen_backlog.syn_send_times(retries=6, linear=4)
+    assert [later - earlier for earlier, later in zip(sends, sends[1:])][:7] == [1, 1, 1, 1, 1, 2, 4]
+    assert sends[-1] == 67
+    assert len(sends) == 1 + 6 + 4  # the linear retries come on top of tcp_syn_retries
 
 
 def test_syn_send_times_default_to_this_kernels_settings():
-    # One send and one retry per tcp_syn_retries; a kernel before 6.7 has no linear timeouts and doubles at once.
+    # One send, then tcp_syn_retries + tcp_syn_linear_timeouts retries; a kernel before 6.5 has no linear
+    # timeouts and doubles at once.
     sends = listen_backlog.syn_send_times()
-    assert len(sends) == 1 + machine.sysctl("net.ipv4.tcp_syn_retries")[0]
+    linear = machine.sysctl("net.ipv4.tcp_syn_linear_timeouts", default=[0])[0]
+    assert len(sends) == 1 + machine.sysctl("net.ipv4.tcp_syn_retries")[0] + linear
     assert sends[:3] in ([0, 1, 2], [0, 1, 3])
 
 

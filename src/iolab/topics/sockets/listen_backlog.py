@@ -87,19 +87,24 @@ def fill_backlog(backlog: int, clients: int, timeout: float = 0.3) -> pd.DataFra
 
 
 def syn_send_times(retries: int | None = None, linear: int | None = None) -> list[float]:
-    """When a client's kernel sends its SYN and each retry, in s after the first: 0, 1, 2, 3, 4, 6, 10... on Linux 6.7+.
+    """When a client's kernel sends its SYN and each retry, in s after the first: 0, 1, 2, 3, 4, 5, 7, 11... on Linux 6.5+.
 
-    The gap starts at INITIAL_SYN_RTO_S and doubles after each retry, except that the first
-    ``tcp_syn_linear_timeouts`` retries (Linux 6.7 and later; 4 by default) keep it at 1 s.
+    The first retry comes INITIAL_SYN_RTO_S after the SYN. Since Linux 6.5 the next
+    ``tcp_syn_linear_timeouts`` retries (4 by default) keep that gap, and from then on it doubles
+    after each retry; older kernels (``linear=0``) double it from the first. The linear retries come
+    on top of ``tcp_syn_retries``: a client sends ``retries + linear`` retries in all, and gives up one
+    more doubled gap after the last. This is the kernel's documented schedule (Documentation/networking/
+    ip-sysctl.rst: with tcp_syn_linear_timeouts 4, SYN RTOs of 1, 1, 1, 1, 1, 2, 4, ...; with the
+    default 6 tcp_syn_retries, the last retry at 67 s and the timeout at 131 s).
     """
     if retries is None:
         retries = machine.sysctl("net.ipv4.tcp_syn_retries", default=[6])[0]
     if linear is None:
         linear = machine.sysctl("net.ipv4.tcp_syn_linear_timeouts", default=[0])[0]
     times, gap = [0.0], INITIAL_SYN_RTO_S
-    for k in range(1, retries + 1):
+    for k in range(1, retries + linear + 1):
         times.append(times[-1] + gap)
-        if k >= linear:
+        if k > linear:  # the kernel doubles the RTO once its backoff count exceeds tcp_syn_linear_timeouts
             gap *= 2
     return times
 
