@@ -254,6 +254,26 @@ def test_sigterm_ends_the_server_and_all_its_processes(to_stop: dict[str, server
     assert not alive
 
 
+def test_a_server_and_its_workers_raise_their_soft_descriptor_limit_to_the_hard_one() -> None:
+    # A shell's soft default (often 1,024) would fail accept() with EMFILE long before the hard limit
+    # that chapter 11 names; the server inherits the lowered soft limit from this process.
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = min(soft, 512)
+    if hard <= low:
+        pytest.skip(f"the hard limit ({hard}) leaves nothing to raise")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))
+    try:
+        with servers.open_server("prefork", workers=2) as server:
+            parent = psutil.Process(server.pid)
+            group = [parent, *parent.children(recursive=True)]
+            assert len(group) >= 3
+            assert {p.rlimit(psutil.RLIMIT_NOFILE) for p in group} == {(hard, hard)}
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 def test_accept_waiting_takes_every_queued_connection_and_reports_running_out_of_descriptors() -> None:
     import errno
 

@@ -77,7 +77,8 @@ def add_load(sub: Subparsers) -> None:
     p.add_argument("--pool", type=int, default=DEFAULT_POOL, help=f"open loop: connections to send on (default {DEFAULT_POOL})")
     p.add_argument("--duration", type=float, default=5.0, metavar="S", help="seconds of load (default 5)")
     p.add_argument("--requests", type=int, metavar="N", help="stop after N requests, if before the duration")
-    p.add_argument("--workers", type=int, metavar="W", help="client processes (default: one per core)")
+    p.add_argument("--workers", type=int, metavar="W",
+                   help="client processes (default: half the cores, at least one, at most one per connection)")
     p.add_argument("--no-keepalive", action="store_true", help="a new connection for every request")
     p.add_argument("--timeout", type=float, default=5.0, metavar="S", help="per request (default 5 s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -6,6 +6,7 @@ import argparse
 
 from iolab.commands.argtypes import positive_int
 from iolab.commands.table import Subparsers
+from iolab.kit.machine import raise_open_files_limit
 from iolab.kit.sockets import BACKLOG, HOST, LAB_NETWORK, check_host
 
 
@@ -65,6 +66,10 @@ def add_serve(sub: Subparsers) -> None:
             p.error(str(exc))
         options = Options(model.name, args.port, args.backlog, args.workers, args.reuseport, args.offload,
                           args.header_timeout, args.keepalive_timeout, args.max_connections, host)
+        # A server holding thousands of clients should meet its hard limit (ulimit -Hn), a limit the
+        # chapters name, not a shell's soft default of often 1,024 that fails accept() with EMFILE.
+        # Pre-forked children inherit the raised limit.
+        raise_open_files_limit()
         return model.serve(options)
 
     p.set_defaults(run=run)

@@ -140,7 +140,7 @@ def _collect(workers: list[ManagedProcess], spec: LoadSpec, progress: bool) -> l
 
 
 def run_load(spec: LoadSpec, progress: bool = False) -> LoadResult:
-    """Run ``spec`` in its worker processes (default: one per core) and merge their results."""
+    """Run ``spec`` in its worker processes (default: :func:`default_workers`, half the cores); merge their results."""
     if spec.workers is None:
         spec = dataclasses.replace(spec, workers=default_workers(spec))
     check_descriptors(spec.connections, spec.workers)
