@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from test_environment import lock_pins
+
 ROOT = Path(__file__).resolve().parents[1]
 UV = Path(sys.executable).parent / "uv"
 PLATFORMS = {"x86_64-manylinux_2_28": "Linux on Intel or AMD", "aarch64-manylinux_2_28": "Linux on ARM, Apple Silicon's containers"}
@@ -28,9 +30,8 @@ OFFLINE = ("Failed to fetch", "dns error", "Could not connect", "error sending r
 
 
 def pins() -> dict[str, str]:
-    """The lock's ``name==version`` lines, by name."""
-    lines = (ROOT / "requirements.lock").read_text().splitlines()
-    return {line.split("==")[0].lower(): line.strip() for line in lines if "==" in line and not line.startswith((" ", "#"))}
+    """The lock's ``name==version`` requirements, by name."""
+    return {name: f"{name}=={version}" for name, version in lock_pins().items()}
 
 
 def dry_run(requirements: list[str], platform: str, tmp_path: Path, wheels_only: bool) -> subprocess.CompletedProcess:
