@@ -80,13 +80,14 @@ def slowloris_table(models: Sequence[str], attackers: int, header_timeout: float
     rows = []
     load = {"connections": clients, "duration_s": duration_s, "timeout_s": LEGIT_TIMEOUT_S, "workers": 1}
     for model in models:
-        with open_server(**server_settings(model), extra_args=timeout_args(header_timeout=header_timeout)) as server:
+        settings = server_settings(model)
+        with open_server(**settings, extra_args=timeout_args(header_timeout=header_timeout)) as server:
             alone = run_load(LoadSpec(server.url + "/", **load))
             with hostile.slowloris(server.url, count=attackers, byte_every_ms=byte_every_ms,
                                    seconds=duration_s + 10) as attack:
                 attacked = run_load(LoadSpec(server.url + "/", **load))
                 report = attack.report()
-        head = {"model": model, "children": server_settings(model).get("workers"), "header_timeout_s": header_timeout,
+        head = {"model": model, "children": settings.get("workers"), "header_timeout_s": header_timeout,
                 "attackers": attackers}
         rows.append(head | {"phase": "alone"} | figures(alone))
         rows.append(head | {"phase": "under attack", "attackers_connected": report.connected,
