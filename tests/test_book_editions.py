@@ -73,12 +73,14 @@ def built(tmp_path_factory) -> Path:
                    "local_extensions": {"editions": str(ROOT / "book" / "_ext"),
                                         "execution_key": str(ROOT / "book" / "_ext"),
                                         "site_info": str(ROOT / "book" / "_ext"),
-                                        "glued_figure": str(ROOT / "book" / "_ext")}}}))
+                                        "glued_figure": str(ROOT / "book" / "_ext"),
+                                        "kernel_transport": str(ROOT / "book" / "_ext")}}}))
     for edition, out in (("readers", root), ("student", root / "_build" / "student")):
         env = {**os.environ, "IOLAB_EDITION": edition, "IOLAB_REPOSITORY": REPOSITORY}
         done = subprocess.run([str(JUPYTER_BOOK), "build", "--warningiserror", "--path-output", str(out), str(root)],
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        (out / f"{edition}.log").write_text(done.stdout + done.stderr)
     return root
 
 
@@ -108,6 +110,11 @@ def test_the_student_edition_shows_the_measured_figures_but_no_solution_explanat
     download = nbformat.reads(pages["_sources/notebooks/toy.ipynb"], as_version=4)
     assert all(not c.get("outputs") for c in download.cells if c.cell_type == "code")
     assert any("raise NotImplementedError()" in c.source for c in download.cells)
+
+
+def test_the_build_log_has_no_kernel_transport_warning(built: Path) -> None:
+    log = (built / "readers.log").read_text()
+    assert "Executing notebook" in log and "Kernel is running over TCP" not in log, log[-2000:]
 
 
 HREF = re.compile(r'href="([^"]+)"')
