@@ -6,10 +6,12 @@ measured figure says where it was measured.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import seaborn as sns
 
 from iolab.kit import machine
@@ -82,15 +84,30 @@ def figure(title: str, scale: Scale, ncols: int = 1, width: float = 7.0, height:
     return fig, (axes[0, 0] if ncols == 1 else list(axes[0]))
 
 
+# The reference run's groups are all grey, so each gets its own dashes and marker to be told apart.
+REFERENCE_STYLES = (("--", "o"), (":", "s"), ("-.", "^"), ((0, (6, 2, 1, 2, 1, 2)), "D"))
+
+
 def overlay_reference(ax, reference, x: str, y: str, by: str | None = None) -> None:
-    """Draw a reference run (see ``results.reference``) on ``ax`` as dashed grey lines of medians."""
+    """Draw a reference run (see ``results.reference``) on ``ax`` as grey lines of medians, one style per group."""
     if reference is None or reference.empty:
         return
     groups = reference.groupby(by) if by else [(None, reference)]
-    for key, group in groups:
+    for (key, group), (dashes, marker) in zip(groups, itertools.cycle(REFERENCE_STYLES)):
         medians = group.groupby(x, as_index=False)[y].median()
         label = reference["machine"].iloc[0] + (f" · {key}" if key is not None else "")
-        ax.plot(medians[x], medians[y], ls="--", lw=1, marker=".", color=PALETTE["reference"], alpha=0.7, label=label)
+        ax.plot(medians[x], medians[y], ls=dashes, lw=1, marker=marker, ms=3, color=PALETTE["reference"], alpha=0.7, label=label)
+
+
+def plain_log_axis(axis) -> None:
+    """Label a log ``axis`` (``ax.xaxis``) at 1, 3, 10, 30... in plain numbers, and its minor ticks not at all.
+
+    Matplotlib labels the minor ticks of an axis shorter than a few decades, and on a narrow plot
+    their labels run into each other.
+    """
+    axis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 3.0)))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1 else f"{value:g}"))
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
 def glue(name: str, value: Any) -> None:
