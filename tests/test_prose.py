@@ -1,8 +1,10 @@
 """No measured number is typed into the book's prose: every figure with a unit is glued, cited or allowed.
 
 The book's rule (shared/STYLE.md): numbers measured in the book are glued from the notebook that
-measured them, so that prose and plots cannot disagree. This test scans ``book/*.md`` for a number
-followed by a unit (``20 ms``, ``3.5x``, ``900 req/s``, ``16 KiB``...) and fails on any that is not
+measured them, so that prose and plots cannot disagree. This test scans ``book/*.md`` and the
+markdown cells of ``notebooks/*.ipynb`` (each cell on its own; code cells are code) for a number, or a
+range of numbers, followed by a unit (``20 ms``, ``3.5x``, ``900 req/s``, ``16 KiB``, ``50-200 µs``...)
+and fails on any that is not
 
 - inside a role, a literal or a fenced block (``{glue:text}`...```, `` `...` ``, code, glue figures);
 - a **published figure with its source**. The convention: the sentence, list item or table row that
@@ -11,7 +13,9 @@ followed by a unit (``20 ms``, ``3.5x``, ``900 req/s``, ``16 KiB``...) and fails
   names a column "published" cites every row below it;
 - in :data:`ALLOWED`: a number the book chooses, documents or derives rather than measures (a
   configured parameter such as "a 20 ms upstream", a constant of the kernel or of a runtime, a
-  computation from such numbers), each with its reason.
+  computation from such numbers), each with its reason. An entry names a chapter page, and then also
+  covers the notebooks of that chapter (same two-digit prefix: ``11-measuring.md`` covers
+  ``11-concurrency.ipynb``), or a notebook, and then covers that notebook only.
 
 A second test keeps figures that need an optional tool (Go, Node.js, wrk, ab, nginx) out of numeric
 formats: the notebooks glue them with ``plots.glue_optional`` as text, which reads "not measured here
@@ -20,6 +24,7 @@ formats: the notebooks glue them with ``plots.glue_optional`` as text, which rea
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -30,8 +35,10 @@ BOOK = ROOT / "book"
 NOTEBOOKS = ROOT / "notebooks"
 
 UNIT = r"(?:req/s|requests/s|requests per second|rps|ms|µs|us|ns|s|MiB|MB|GiB|GB|KiB|KB|x|×|%)"
-# A number (1,000 or 0.25 or 3), not part of a word or a name (p99, vm2, 000_...), then its unit.
-FIGURE = re.compile(rf"(?<![\w.,/-])(\d[\d,]*(?:\.\d+)?)[ \u00a0]?({UNIT})(?![\w/])")
+NUMBER = r"\d[\d,]*(?:\.\d+)?"
+# A number (1,000 or 0.25 or 3) or a range of two (50-200, 50–200), not part of a word or a name (p99,
+# vm2, 000_...), then its unit. A range is one figure, reported with a hyphen whichever dash it was typed with.
+FIGURE = re.compile(rf"(?<![\w.,/-])({NUMBER}(?:[-\u2013]{NUMBER})?)[ \u00a0]?({UNIT})(?![\w/])")
 CITED = re.compile(r"source 00\d|00\d_[0-9a-f]{16}\.txt|\{cite[:\w]*\}|\(published", re.IGNORECASE)
 FENCE = re.compile(r"^(```+|~~~+)")
 ROLE = re.compile(r"\{[\w:-]+\}`[^`]*`")
@@ -42,7 +49,7 @@ LIST_ITEM = re.compile(r"^([-*+]|\d+\.)\s")
 
 CONFIGURED = "a parameter the notebook sets, not a measurement"
 ALLOWED: list[tuple[str, str, str]] = [
-    # (page, the figure as the scanner reports it, why it is no measurement of this book)
+    # (page or notebook, the figure as the scanner reports it, why it is no measurement of this book)
     ("01-processes.md", "4 KiB", "the x86-64 base page size, a constant of the hardware"),
     ("01-processes.md", "2 MiB", "the x86-64 huge page size (transparent huge pages), a constant of the hardware"),
     ("04-prefork.md", "100 ms", "the notebook's threshold for a slow tiny request (balance.behind_a_busy_worker)"),
@@ -103,6 +110,96 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("11-measuring.md", "20 ms", CONFIGURED + ": the route's CPU cost (/julia?ms=20)"),
     ("12-networks.md", "50 ms", CONFIGURED + ": the link's round trip in the keep-alive and TLS experiments"),
     ("12-networks.md", "200 ms", "Linux's default minimum retransmission timeout (TCP_RTO_MIN), a kernel default"),
+    ("05-event-loop.md", "50-150 ms", CONFIGURED + ": the wait before each word of the corpus (wordfreq.corpus.WAIT_MS)"),
+    # The notebooks' markdown cells (their chapter page's entries cover them too).
+    # 01-processes.ipynb
+    ("01-processes.ipynb", "1 x", "arithmetic on the configured process counts: up to one per core, each job takes as long as alone"),
+    ("01-processes.ipynb", "2 x", "arithmetic on the configured process counts: twice as many as cores, each gets half a core"),
+    ("01-processes.ipynb", "256 MiB", CONFIGURED + ": the array the partial-write exercise's child inherits (fork_and_write(256, ...))"),
+    ("01-processes.ipynb", "64 MiB", "arithmetic on the configured 256 MiB array: the quarter the child writes"),
+    ("01-processes.ipynb", "1.5 x", "arithmetic on configured numbers: (cores + extra) / cores, one extra process on 2 cores"),
+    ("01-processes.ipynb", "1.25 x", "arithmetic on configured numbers: (cores + extra) / cores, one extra process on 4 cores"),
+    # 02-blocking.ipynb
+    ("02-blocking.ipynb", "0.1 s", CONFIGURED + ": the interval at which watch.sample reads /proc"),
+    ("02-blocking.ipynb", "0%", "the definition of a sleeping process's CPU use: the scheduler does not run it"),
+    ("02-blocking.ipynb", "100%", "the definition of a running process's CPU use: a whole core"),
+    ("02-blocking.ipynb", "64 KiB", "Linux's default pipe capacity (16 pages, PIPE_DEF_BUFFERS), a kernel constant"),
+    ("02-blocking.ipynb", "4 KiB", "the x86-64 base page size, a constant of the hardware"),
+    ("02-blocking.ipynb", "8 MiB", CONFIGURED + ": the data written through the pipe at quick scale"),
+    ("02-blocking.ipynb", "32 MiB", CONFIGURED + ": the data written through the pipe at full scale"),
+    ("02-blocking.ipynb", "1 ms", CONFIGURED + ": the polling waiter's sleep (time.sleep(0.001))"),
+    ("02-blocking.ipynb", "10 ms", "the tick of the CPU times in /proc (USER_HZ = 100), a kernel constant"),
+    # 03-sockets.ipynb
+    ("03-sockets.ipynb", "7 s", "Linux's SYN retries before 6.5, at 1, 3 and 7 s (TCP_TIMEOUT_INIT, doubled), a kernel constant"),
+    ("03-sockets.ipynb", "2 s", "a SYN retry of Linux 6.5 and later, at 1, 2, 3 s (tcp_syn_linear_timeouts), a kernel constant"),
+    ("03-sockets.ipynb", "3 s", "a SYN retry in both of Linux's schedules (1, 2, 3 s linear; 1, 3, 7 s doubled), a kernel constant"),
+    ("03-sockets.ipynb", "1.3 s", CONFIGURED + ": the book's free_after_s, when the server empties its queue"),
+    ("03-sockets.ipynb", "200 ms", "Linux's longest delay of a held-back ACK (TCP_DELACK_MAX), a kernel constant"),
+    # 04-prefork.ipynb
+    ("04-prefork.ipynb", "1 x", "arithmetic: one asyncio process computes on one core, so its throughput stays one core's"),
+    ("04-prefork.ipynb", "60 ms", CONFIGURED + ": the book's heavy_ms, the heavier Julia set of the exercise"),
+    # 05-event-loop.ipynb
+    ("05-event-loop.ipynb", "100 ms", "arithmetic on the configured 50-150 ms waits: their mean"),
+    ("05-event-loop.ipynb", "25%", CONFIGURED + ": the tolerance of the prediction's check"),
+    ("05-event-loop.ipynb", "0.3 s", CONFIGURED + ": the longest of the book's three sleeps (0.3, 0.1, 0.2 s)"),
+    ("05-event-loop.ipynb", "0.6 s", "arithmetic on the book's configured sleeps: their sum"),
+    ("05-event-loop.ipynb", "2 MiB", CONFIGURED + ": the big stack the exercise compares against (2048 KiB)"),
+    ("05-event-loop.ipynb", "128 KiB", CONFIGURED + ": the book's small_kib, the exercise's small stack"),
+    # 06-asyncio-trio.ipynb
+    ("06-asyncio-trio.ipynb", "0.08 s", CONFIGURED + ": the waits of the three gathered jobs (0.15, 0.01 and 0.08 s)"),
+    ("06-asyncio-trio.ipynb", "240 ms", "arithmetic on the three configured waits: their sum"),
+    ("06-asyncio-trio.ipynb", "250 ms", CONFIGURED + ": when the failing job's sibling c would answer"),
+    ("06-asyncio-trio.ipynb", "300 ms", CONFIGURED + ": how long the caller lingers after the failure"),
+    ("06-asyncio-trio.ipynb", "500 ms", CONFIGURED + ": the longest job of the deadline prediction"),
+    ("06-asyncio-trio.ipynb", "1 s", CONFIGURED + ": the single job given to call_within"),
+    ("06-asyncio-trio.ipynb", "3 ms", "arithmetic on the configured pace: the consumer's 4 ms per item less the producer's 1 ms"),
+    ("06-asyncio-trio.ipynb", "4 x", "arithmetic: four items ahead, at the consumer's configured 4 ms each"),
+    ("06-asyncio-trio.ipynb", "16 ms", "arithmetic: four items ahead, at the consumer's configured 4 ms each"),
+    ("06-asyncio-trio.ipynb", "0.4 s", "arithmetic on the book's configured job_s and limit_s (0.5 s - 0.1 s)"),
+    # 07-upstreams.ipynb
+    ("07-upstreams.ipynb", "200 ms", CONFIGURED + ": the client timeout of the fault probes (timeout_s=0.2)"),
+    ("07-upstreams.ipynb", "1 s", CONFIGURED + ": the latency from which an answer counts as failed, as in source 001's tool"),
+    ("07-upstreams.ipynb", "11 s", CONFIGURED + ": when the sync run is stopped at quick scale (max_seconds)"),
+    ("07-upstreams.ipynb", "65 s", CONFIGURED + ": when the sync run is stopped at full scale (max_seconds)"),
+    ("07-upstreams.ipynb", "900 req/s", "arithmetic on the configured rate: the nine healthy tenths of 1,000 req/s"),
+    ("07-upstreams.ipynb", "833 req/s", "the bandwidth law's arithmetic on configured numbers: 50 threads / 0.06 s"),
+    ("07-upstreams.ipynb", "28 ms", "arithmetic on configured latencies: (9 × 20 ms + 100 ms) / 10"),
+    ("07-upstreams.ipynb", "0.028 s", "arithmetic on configured latencies: the same 28 ms mean call, in seconds"),
+    ("07-upstreams.ipynb", "50 ms", "arithmetic on configured numbers: 50 threads / 1,000 req/s"),
+    ("07-upstreams.ipynb", "1,000 ×", "arithmetic on the configured rate of 1,000 req/s (rate × time)"),
+    ("07-upstreams.ipynb", "10%", CONFIGURED + ": the margin the exercise adds to the law's thread count"),
+    # 08-locks.ipynb
+    ("08-locks.ipynb", "10 µs", CONFIGURED + ": the exercise's switch interval (sys.setswitchinterval(1e-5))"),
+    ("08-locks.ipynb", "4 ×", CONFIGURED + ": the exercise's 4 threads of 50,003 increments"),
+    # 09-databases.ipynb
+    ("09-databases.ipynb", "160 requests/s", "the bandwidth law's arithmetic on configured numbers: 8 threads / 50 ms"),
+    ("09-databases.ipynb", "1,280 requests/s", "the bandwidth law's arithmetic on configured numbers: 64 clients / 50 ms"),
+    ("09-databases.ipynb", "20 ms", CONFIGURED + ": the exercise's waiting query (queries.slow(20))"),
+    # 10-c10k.ipynb
+    ("10-c10k.ipynb", "1 KiB", CONFIGURED + ": each read the Node.js fed program queues (Buffer.alloc(1024))"),
+    ("10-c10k.ipynb", "10%", "arithmetic on configured numbers: the CPU part's share of the request, 10 ms of 100"),
+    ("10-c10k.ipynb", "90 ms", CONFIGURED + ": the wait part of the two-step request (/upstream?ms=90)"),
+    ("10-c10k.ipynb", "90%", "arithmetic on configured numbers: the wait part's share of the request, 90 ms of 100"),
+    ("10-c10k.ipynb", "60 s", CONFIGURED + ": the sleep the blocked readers never reach"),
+    ("10-c10k.ipynb", "4 KiB", "the guard page below each thread stack: one x86-64 base page, a constant of the hardware"),
+    ("10-c10k.ipynb", "68 KiB", "arithmetic on configured numbers: the 64 KiB stack and its 4 KiB guard page"),
+    ("10-c10k.ipynb", "400 MiB", CONFIGURED + ": the book's address_space_mb, the exercise's ulimit -v"),
+    ("10-c10k.ipynb", "64 MiB", "glibc's documented address-space reservation per malloc arena on 64-bit (HEAP_MAX_SIZE)"),
+    # 11-measuring.ipynb
+    ("11-measuring.ipynb", "90%", "an example load in an aside on queueing theory's M/D/1 model"),
+    ("11-measuring.ipynb", "10%", CONFIGURED + ": the noise band of the exercise's check"),
+    # 11-shootout.ipynb
+    ("11-shootout.ipynb", "2 x", "arithmetic: the ideal gain of two CPUs over one"),
+    # 12-networks.ipynb
+    ("12-networks.ipynb", "1.5 s", CONFIGURED + ": the length of the keep-alive run (duration_s=1.5)"),
+    ("12-networks.ipynb", "5 s", "Apache's documented default KeepAliveTimeout, and the exercise's configured wait (wait_s=5.0)"),
+    ("12-networks.ipynb", "100 ms", CONFIGURED + ": the slowloris client's time between bytes (byte_every_ms=100)"),
+    ("12-networks.ipynb", "2 s", CONFIGURED + ": how long the honest slow heads take (head_takes_s=2.0), and the exercise's run"),
+    ("12-networks.ipynb", "1 s", CONFIGURED + ": the shorter header timeout, and the book's keep-alive timeout in the exercise"),
+    ("12-networks.ipynb", "3 s", CONFIGURED + ": the longer header timeout"),
+    ("12-networks.ipynb", "60 s", "nginx's documented default client_header_timeout"),
+    ("12-networks.ipynb", "2%", "arithmetic on the configured 1% loss: a request and its answer are two packets"),
+    ("12-networks.ipynb", "1,000 requests/s", CONFIGURED + ": the book's target_rps in the exercise"),
 ]
 
 
@@ -164,18 +261,66 @@ def typed_figures(markdown: str) -> list[tuple[int, str, str]]:
         if CITED.search(text):
             continue
         for match in FIGURE.finditer(LITERAL.sub(" ", ROLE.sub(" ", text))):
-            found.append((line, f"{match[1]} {match[2]}".replace(" %", "%"), text))
+            found.append((line, f"{match[1]} {match[2]}".replace(" %", "%").replace("\u2013", "-"), text))
     return found
+
+
+def markdown_cells(notebook: dict) -> list[tuple[int, str]]:
+    """The (cell index, text) of every markdown cell of a notebook read as JSON; code cells are left out."""
+    return [
+        (index, "".join(cell["source"]))
+        for index, cell in enumerate(notebook["cells"])
+        if cell["cell_type"] == "markdown"
+    ]
+
+
+def chapter(name: str) -> str:
+    """The chapter of a page or notebook file name: its two-digit prefix ("07" for "07-upstreams.ipynb")."""
+    return name.split("-", 1)[0]
+
+
+def covers(entry: str, name: str) -> bool:
+    """Whether an :data:`ALLOWED` entry for ``entry`` explains a figure of the file ``name``.
+
+    A page's entry covers the page and its chapter's notebooks; a notebook's entry, that notebook only.
+    """
+    if entry == name:
+        return True
+    return entry.endswith(".md") and name.endswith(".ipynb") and chapter(entry) == chapter(name)
+
+
+def allowed_in(name: str) -> set[str]:
+    """The figures :data:`ALLOWED` explains in the page or notebook ``name``."""
+    return {figure for entry, figure, _ in ALLOWED if covers(entry, name)}
 
 
 def unexplained(page: str, markdown: str) -> list[str]:
     """The typed-in figures of ``page`` that :data:`ALLOWED` does not explain, one line each."""
-    allowed = {figure for name, figure, _ in ALLOWED if name == page}
+    allowed = allowed_in(page)
     return [
         f"{page}:{line}: {figure!r} in: {text[:160]}"
         for line, figure, text in typed_figures(markdown)
         if figure not in allowed
     ]
+
+
+def unexplained_in_notebook(name: str, notebook: dict) -> list[str]:
+    """The typed-in figures of the markdown cells of ``notebook`` (file ``name``) that :data:`ALLOWED` does not explain."""
+    allowed = allowed_in(name)
+    return [
+        f"{name} cell {index}: {figure!r} in: {text[:160]}"
+        for index, markdown in markdown_cells(notebook)
+        for _, figure, text in typed_figures(markdown)
+        if figure not in allowed
+    ]
+
+
+def figures_of(name: str) -> set[str]:
+    """Every typed-in figure of the page or notebook ``name``."""
+    if name.endswith(".md"):
+        return {figure for _, figure, _ in typed_figures((BOOK / name).read_text())}
+    notebook = json.loads((NOTEBOOKS / name).read_text())
+    return {figure for _, markdown in markdown_cells(notebook) for _, figure, _ in typed_figures(markdown)}
 
 
 @pytest.mark.parametrize(
@@ -188,11 +333,23 @@ def test_no_measured_figure_is_typed_into_the_prose(page):
     assert not found, "typed-in figures (glue them, cite their source, or allow them with a reason):\n" + "\n".join(found)
 
 
+@pytest.mark.parametrize(
+    "notebook",
+    sorted(NOTEBOOKS.glob("*.ipynb")),
+    ids=lambda p: p.name,
+)
+def test_no_measured_figure_is_typed_into_a_notebooks_markdown(notebook):
+    found = unexplained_in_notebook(notebook.name, json.loads(notebook.read_text()))
+    assert not found, "typed-in figures (glue or print them, cite their source, or allow them with a reason):\n" + "\n".join(found)
+
+
 def test_every_allowed_figure_still_occurs_and_has_a_reason():
-    for page, figure, reason in ALLOWED:
-        assert reason, (page, figure)
-        typed = {f for _, f, _ in typed_figures((BOOK / page).read_text())}
-        assert figure in typed, f"{page}: {figure!r} is allowed but no longer typed: drop it from ALLOWED"
+    files = sorted(p.name for p in [*BOOK.glob("*.md"), *NOTEBOOKS.glob("*.ipynb")])
+    for entry, figure, reason in ALLOWED:
+        assert reason, (entry, figure)
+        assert entry in files, f"{entry}: ALLOWED names no page or notebook of the book"
+        typed = set().union(*(figures_of(name) for name in files if covers(entry, name)))
+        assert figure in typed, f"{entry}: {figure!r} is allowed but no longer typed: drop it from ALLOWED"
 
 
 @pytest.mark.parametrize(
@@ -202,10 +359,25 @@ def test_every_allowed_figure_still_occurs_and_has_a_reason():
         "Each thread added 16.5 KiB of resident memory.",
         "- the p99 was 283 ms in our run",
         "Pre-fork was 3.9x faster here.",
+        "A context switch took 50-200 µs.",
+        "A context switch took 50–200 µs.",
     ],
 )
 def test_the_scanner_finds_a_typed_in_figure(text):
     assert typed_figures(text), text
+
+
+@pytest.mark.parametrize(
+    ("text", "figures"),
+    [
+        ("A context switch took 50-200 µs.", ["50-200 µs"]),
+        ("A context switch took 50–200 µs.", ["50-200 µs"]),
+        ("Pre-fork was 1.2x to 1.5x faster.", ["1.2 x", "1.5 x"]),
+        ("The 10,000-byte writes of 2026-11-27 took 3 s.", ["3 s"]),
+    ],
+)
+def test_a_range_is_one_figure(text, figures):
+    assert [figure for _, figure, _ in typed_figures(text)] == figures
 
 
 def test_a_figure_typed_into_a_glued_figures_caption_is_found_and_its_options_are_not_read() -> None:
@@ -235,6 +407,19 @@ def test_a_figure_planted_in_a_page_fails_it():
     planted = page + "\nOn the course machine the sync service answered 812.5 req/s.\n"
     [found] = unexplained("07-upstreams.md", planted)
     assert "812.5 req/s" in found
+
+
+def test_a_figure_planted_in_a_notebooks_markdown_fails_it_and_one_in_its_code_does_not():
+    name = "07-upstreams.ipynb"
+    notebook = json.loads((NOTEBOOKS / name).read_text())
+    assert unexplained_in_notebook(name, notebook) == []
+    said = "On the course machine the sync service answered 812.5 req/s.\n"
+    code = {"cell_type": "code", "id": "planted-code", "metadata": {}, "source": [f"# {said}"], "outputs": [], "execution_count": None}
+    notebook["cells"].append(code)
+    assert unexplained_in_notebook(name, notebook) == []
+    notebook["cells"].append({"cell_type": "markdown", "id": "planted-text", "metadata": {}, "source": [said]})
+    [found] = unexplained_in_notebook(name, notebook)
+    assert found.startswith(f"{name} cell {len(notebook['cells']) - 1}: '812.5 req/s'"), found
 
 
 # ``plots.glue_optional("KEY", ...)`` or with an f-string key: its {placeholders} match any text.
