@@ -450,3 +450,83 @@ def test_every_glue_text_reference_names_its_format() -> None:
     bare = [f"{page.name}: {ref}" for page in sorted(BOOK.glob("*.md"))
             for ref in re.findall(r"\{glue:text\}`([^`]*)`", page.read_text()) if not re.search(r"::[^:]+:[^:]+$", ref)]
     assert not bare, bare
+
+
+# --- Counts of cores and of pre-fork children ---------------------------------------------------------
+# "On two cores" is the machine's figure, not the book's: a reader's machine has its own. "A server with
+# two children" is the book's only if a notebook of the chapter starts one with two; the pre-fork server's
+# default (one child per core) would make it the machine's again. Both are checked against their source:
+# a count of cores is never typed (unless cited or allowed below), a count of children or workers must be
+# a literal the chapter's notebooks configure.
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                "nine": 9, "ten": 10, "twelve": 12, "sixteen": 16, "twenty": 20}
+COUNT = re.compile(rf"(?<![\w.,/-])(\d[\d,]*|{'|'.join(NUMBER_WORDS)})[ \u00a0](cores|children|workers)\b", re.IGNORECASE)
+# How a notebook configures a count of children or workers: workers=2, "workers": 2, a pre-fork Variant's
+# third argument, a CHILDREN constant, or range(3) children forked by hand.
+CONFIGURES = re.compile(r"(?:\bworkers\s*=\s*|[\"']workers[\"']\s*:\s*|Variant\(\s*\"prefork\",\s*\"[^\"]*\",\s*|CHILDREN\s*=\s*|\brange\()(\d+)\b")
+ALLOWED_COUNTS: list[tuple[str, str, str]] = [
+    ("02-blocking.ipynb", "Two children", "the two children the cell names, one blocked in read() and one looping"),
+    ("11-measuring.md", "two cores", "the generator's default, one process per two cores (manager.default_workers)"),
+    ("11-measuring.md", "two cores", "a conditional: on a two-core machine, the same load per core as the source's"),
+    ("11-shootout.ipynb", "two cores", "a conditional: on a two-core machine, the same load per core as the source's"),
+    ("11-measuring.ipynb", "two cores", "the generator's default, one process per two cores, and a conditional about such a machine"),
+    ("08-locks.ipynb", "two cores", "two cores of different chips, against two hardware threads of one core: what sharing caches means"),
+    ("08-locks.ipynb", "2 cores", "the same comparison, of a virtual machine's 2 cores"),
+    ("01-processes.ipynb", "2 cores", "a worked example of the formula, for a two-core machine"),
+]
+
+
+def configured_counts(prefix: str) -> set[int]:
+    """The counts of children or workers that the code cells of chapter ``prefix``'s notebooks configure."""
+    return {
+        int(match[1])
+        for path in NOTEBOOKS.glob(f"{prefix}-*.ipynb")
+        for cell in json.loads(path.read_text())["cells"] if cell["cell_type"] == "code"
+        for match in CONFIGURES.finditer("".join(cell["source"]))
+    }
+
+
+def unexplained_counts(name: str, markdown: str, configured: set[int], where: str = "") -> list[str]:
+    """Counts of cores, children or workers in ``markdown`` (of file ``name``, at ``where``) that nothing explains."""
+    allowed = {count for entry, count, _ in ALLOWED_COUNTS if covers(entry, name)}
+    found = []
+    for line, text in units_of_text(markdown):
+        if CITED.search(text):
+            continue
+        for match in COUNT.finditer(LITERAL.sub(" ", ROLE.sub(" ", text))):
+            number = NUMBER_WORDS.get(match[1].lower()) or int(match[1].replace(",", ""))
+            if match[0] in allowed or (match[2].lower() != "cores" and number in configured):
+                continue
+            why = "a machine's core count" if match[2].lower() == "cores" else "a count no notebook of the chapter configures"
+            found.append(f"{name}{where}:{line}: {match[0]!r} ({why}) in: {text[:160]}")
+    return found
+
+
+@pytest.mark.parametrize("path", sorted([*BOOK.glob("*.md"), *NOTEBOOKS.glob("*.ipynb")]), ids=lambda p: p.name)
+def test_no_count_of_cores_or_children_is_the_machines(path: Path) -> None:
+    configured = configured_counts(chapter(path.name))
+    texts = [("", path.read_text())] if path.suffix == ".md" else \
+        [(f" cell {index}", markdown) for index, markdown in markdown_cells(json.loads(path.read_text()))]
+    found = [problem for where, markdown in texts for problem in unexplained_counts(path.name, markdown, configured, where)]
+    assert not found, "counts of the machine typed into the prose (say 'the machine's cores', glue, or configure it):\n" + "\n".join(found)
+
+
+def test_every_allowed_count_still_occurs() -> None:
+    for entry, count, reason in ALLOWED_COUNTS:
+        assert reason
+        path = BOOK / entry if entry.endswith(".md") else NOTEBOOKS / entry
+        assert count in path.read_text(), f"{entry}: {count!r} is allowed but no longer typed"
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("The server ran on two cores, which the load generator shared.", 1),
+        ("A pre-fork server with 4 children answered every client.", 1),  # configured here: 2 and 3
+        ("A pre-fork server with two children answered two clients.", 0),  # chapter 4 starts one with 2
+        ("Source 000's laptop had four cores.", 0),  # cited
+        ("It runs one process per core, on the machine's cores.", 0),
+    ],
+)
+def test_a_typed_count_is_checked_against_the_machine_and_the_chapters_configuration(text: str, found: int) -> None:
+    assert len(unexplained_counts("04-prefork.md", text, {2, 3})) == found
