@@ -58,6 +58,15 @@ def test_the_key_follows_the_environment_the_notebooks_read(book: Path, name: st
     assert execution_key.key(book, {**ENV, name: "something else"}) != execution_key.key(book, ENV)
 
 
+def test_the_key_covers_the_data_folder_switch_and_the_scale_is_the_kits(monkeypatch) -> None:
+    assert {"IOLAB_SCALE", "IOLAB_DATA", "IOLAB_STUDENT"} <= set(execution_key.ENVIRONMENT)
+    monkeypatch.setenv("IOLAB_SCALE", " Quick ")
+    assert execution_key.scale() == "quick"
+    monkeypatch.setenv("IOLAB_SCALE", "qiuck")  # a typo fails the build instead of caching a "qiuck" book
+    with pytest.raises(ValueError, match="quick, full"):
+        execution_key.scale()
+
+
 def test_a_new_key_replaces_the_old_cache_of_its_scale_only(book: Path, monkeypatch) -> None:
     build = book / "_build"
     monkeypatch.setenv("IOLAB_SCALE", "quick")

@@ -16,9 +16,9 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from execution_key import scale
 from iolab.homework import times
 from iolab.kit import machine
+from iolab.kit.scale import scale
 
 logger = logging.getLogger(__name__)
 QUICK_NOTE = ("This book was built at IOLAB_SCALE=quick: a first look, with fewer and shorter measurements "
@@ -33,13 +33,13 @@ def _before_read(app, env, docnames) -> None:
     notebooks = [doc for doc in docnames if doc.startswith("notebooks/")]
     recorded = times.load()
     app.iolab_progress = {"todo": notebooks, "done": {}, "started": None,
-                          "expected": {doc: times.run_seconds(f"{doc.split('/')[-1]}.ipynb", scale(), recorded)
+                          "expected": {doc: times.run_seconds(f"{doc.split('/')[-1]}.ipynb", scale().name, recorded)
                                        for doc in notebooks}}
     if notebooks:
         known = [s for s in app.iolab_progress["expected"].values() if s]
         eta = (f"at most about {_minutes(sum(known))} if none is cached" if known else
                "no run times recorded at this scale (python -m iolab homework times)")
-        logger.info(f"[iolab] {len(notebooks)} notebooks to read at {scale()} scale; {eta}", color="green")
+        logger.info(f"[iolab] {len(notebooks)} notebooks to read at {scale().name} scale; {eta}", color="green")
 
 
 def _source_read(app, docname, source) -> None:
@@ -51,7 +51,7 @@ def _source_read(app, docname, source) -> None:
 def _doctree_read(app, doctree) -> None:
     docname = app.env.docname
     progress = getattr(app, "iolab_progress", None)
-    if scale() == "quick":
+    if scale().quick:
         doctree.insert(0, nodes.note("", nodes.paragraph(text=QUICK_NOTE)))
     if not progress or docname not in progress["todo"] or progress["started"] is None:
         return
@@ -79,7 +79,7 @@ class BuildInfo(SphinxDirective):
     """A line naming this build's scale, machine and date."""
 
     def run(self) -> list[nodes.Node]:
-        text = (f"This build: IOLAB_SCALE={scale()}, on {machine.describe()}, "
+        text = (f"This build: IOLAB_SCALE={scale().name}, on {machine.describe()}, "
                 f"{datetime.date.today().isoformat()}.")
         return [nodes.paragraph(text=text)]
 

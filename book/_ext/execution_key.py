@@ -21,9 +21,13 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from iolab.kit import paths, student
+from iolab.kit import scale as scales
+
 # What a notebook's outputs depend on besides its own code, relative to the book's root.
 INPUTS = ("src/iolab", "data/reference", "data/published.csv", "data/static", "data/wordfreq", "requirements.lock")
-ENVIRONMENT = ("IOLAB_SCALE", "IOLAB_STUDENT", "IOLAB_DATABASE_URL")
+# IOLAB_DATA moves every file the kit reads from data/ (kit.paths), so it keys the cache too.
+ENVIRONMENT = (scales.ENV, student.ENV, "IOLAB_DATABASE_URL", paths.DATA_ENV)
 
 
 def files(root: Path, inputs: Iterable[str] = INPUTS) -> list[Path]:
@@ -37,8 +41,8 @@ def files(root: Path, inputs: Iterable[str] = INPUTS) -> list[Path]:
 
 
 def scale() -> str:
-    """The scale the notebooks will run at (full unless ``IOLAB_SCALE`` says otherwise)."""
-    return os.environ.get("IOLAB_SCALE", "full").strip().lower() or "full"
+    """The name of the scale the notebooks will run at (kit.scale's, so a misspelt one fails the build)."""
+    return scales.scale().name
 
 
 def key(root: Path, environ: dict[str, str] | None = None) -> str:

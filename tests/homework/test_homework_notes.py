@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import nbformat
 import pandas as pd
+import pytest
 
 from homework_notebooks import tiny_course, write
 from iolab.homework import notes, times
@@ -61,3 +62,8 @@ def test_measuring_a_notebook_runs_every_cell_and_reports_the_first_error(tmp_pa
     broken.cells[2].source = "1 / 0"
     bad = times.measure(write(broken, tmp_path / "bad.ipynb"), "quick")
     assert bad.error == "cell raised ZeroDivisionError: division by zero"
+
+
+def test_measuring_at_a_scale_the_kit_does_not_know_is_refused_before_any_kernel_starts(tmp_path):
+    with pytest.raises(ValueError, match="quick, full"):
+        times.measure(write(tiny_course(), tmp_path / "a.ipynb"), "huge")

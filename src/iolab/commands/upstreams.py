@@ -77,6 +77,7 @@ def add_upstreams(sub: Subparsers) -> None:
     asynchronous.add_argument("--limit-scope", choices=["upstream", "service"], default="upstream", help="count the limit per upstream (default) or for the whole service")
 
     def run(args: argparse.Namespace) -> int:
+        from iolab.kit.machine import DescriptorLimit
         from iolab.topics.upstreams.run import RunSpec, run_upstreams
 
         try:
@@ -93,7 +94,7 @@ def add_upstreams(sub: Subparsers) -> None:
                 late_s=args.late,
                 max_seconds=args.max_seconds,
             )
-        except ValueError as exc:
+        except (ValueError, DescriptorLimit) as exc:
             p.error(str(exc))
         result = run_upstreams(spec, progress=not args.json and sys.stderr.isatty())
         summary = result.summary()

@@ -32,12 +32,13 @@ from typing import Any
 
 from iolab.homework import answers, checks, markup, private, sandbox
 from iolab.homework.execution import Execution, execute_cells
+from iolab.kit import scale as scales
 from iolab.kit import student as students
 
 # Generous for notebook 1 (about 15 s of exercises at quick scale); a hang costs this much, once.
 DEFAULT_TIME_LIMIT = 300.0
 CHECKER_TIME_LIMIT = 120.0  # the checker re-runs given cells, a few of which measure for seconds
-GRADING_ENV = {"IOLAB_SCALE": "quick"}
+GRADING_ENV = {scales.ENV: "quick"}
 NEEDS_ROOT = "iolab.netlab"  # a notebook whose setup imports this runs its lab in network namespaces
 CHECKER_MAIN = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from iolab.homework.checker import main; "
                 "sys.exit(main(sys.argv[1:]))")

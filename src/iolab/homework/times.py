@@ -18,9 +18,10 @@ import pandas as pd
 
 from iolab.homework.execution import execute_cells
 from iolab.kit import machine
-from iolab.kit.paths import COURSE_DATA
+from iolab.kit import scale as scales
+from iolab.kit.paths import data_dir
 
-RUN_TIMES = COURSE_DATA / "homework" / "run-times.csv"
+RUN_TIMES = data_dir() / "homework" / "run-times.csv"
 # A full-scale notebook may run for minutes; twice the slowest seen (07, about 6 min) is the limit.
 TIME_LIMIT = 1800.0
 
@@ -39,9 +40,11 @@ class RunTime:
 
 def measure(path: Path, scale: str, time_limit: float = TIME_LIMIT) -> RunTime:
     """Run every code cell of notebook ``path`` at ``scale`` in a fresh kernel; what it took."""
+    if scale not in scales.SCALES:
+        raise ValueError(f"scale {scale!r}: use one of {', '.join(scales.SCALES)}")
     nb = nbformat.read(path, as_version=4)
     code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
-    run = execute_cells(nb, code, time_limit, {"IOLAB_SCALE": scale}, cwd=str(path.parent))  # as nbval runs it
+    run = execute_cells(nb, code, time_limit, {scales.ENV: scale}, cwd=str(path.parent))  # as nbval runs it
     errors = [c.error for c in run.cells.values() if c.error]
     error = run.stopped or (f"cell raised {errors[0]}" if errors else "")
     return RunTime(path.name, scale, round(run.seconds, 1), error, machine.describe(),

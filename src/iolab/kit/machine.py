@@ -1,4 +1,9 @@
-"""Which machine a measurement was made on: the fingerprint stored beside every result."""
+"""Which machine a measurement was made on, and what it allows.
+
+The fingerprint is stored beside every result. ``reserve_descriptors`` is the one descriptor budget:
+every instrument asks it before it opens sockets or pipes by the thousand, and gets the same error,
+``DescriptorLimit``, in the same words, when ``ulimit -n`` is too low.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,15 @@ import functools
 import os
 import platform
 import resource
+from collections.abc import Callable
 from pathlib import Path
 
 # The packages whose versions can change a measurement.
 PACKAGES = ("numpy", "pandas", "psutil", "trio", "uvloop", "h11", "httptools")
+# Descriptors a process needs besides the ones an experiment counts: stdio, an event loop's epoll
+# and wakeup pipes, a pipe to its parent, files its imports keep open, /proc reads. A few dozen at
+# most; one number for every instrument, so that the same run is refused or allowed everywhere.
+SPARE_DESCRIPTORS = 64
 
 
 def _cpu_model() -> str:
@@ -71,8 +81,9 @@ def sysctl(name: str, default: list[int] | None = None) -> list[int]:
 class DescriptorLimit(RuntimeError):
     """An experiment would need more file descriptors than ``ulimit -n`` allows.
 
-    The one error every instrument of the kit raises for it, before it starts; its message says how
-    many descriptors are needed, what the limit is, and what to raise or change.
+    The one error every instrument of the kit raises for it, before it starts (see
+    :func:`reserve_descriptors`); its message says how many descriptors are needed, what the limit
+    is, and what to raise or change.
     """
 
 
@@ -91,3 +102,42 @@ def raise_open_files_limit(needed: int | None = None) -> None:
     target = hard if needed is None else (needed if hard == resource.RLIM_INFINITY else min(needed, hard))
     if soft != resource.RLIM_INFINITY and soft < target:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+def descriptor_limit(needed: int, limit: int, *, what: str, fewer: str, hard: bool = True) -> DescriptorLimit:
+    """The error for ``what`` needing ``needed`` descriptors where ``limit`` are allowed, in the kit's one wording.
+
+    ``hard`` says which limit ``limit`` is: the hard one (a kit program raises its soft limit that
+    far by itself), or the soft one a program inherits as it is.
+    """
+    which = "its hard limit (ulimit -Hn)" if hard else "its limit (ulimit -n)"
+    return DescriptorLimit(
+        f"{what} need {needed:,} descriptors in one process; {which} allows {limit:,}. Raise it with "
+        f"`ulimit -n {needed}` (past the hard limit: as root, or in /etc/security/limits.conf) or {fewer}."
+    )
+
+
+def reserve_descriptors(
+    needed: int,
+    *,
+    what: str,
+    fewer: Callable[[int], str],
+    here: bool = True,
+    soft: bool = False,
+) -> int:
+    """Check that ``needed`` descriptors plus the spare ones fit in one process; the total, or DescriptorLimit.
+
+    ``what`` names what needs them ("500 connections"); ``fewer(room)`` says what smaller run fits in
+    ``room`` descriptors, the limit less the spare ("use at most 436 threads"). The hard limit counts,
+    since raising the soft limit that far needs no privilege; with ``soft`` the soft one does, for a
+    program that never raises it. With ``here`` the descriptors are opened by this process, whose
+    soft limit is raised to the total now; say False when a child opens them and raises its own.
+    """
+    total = needed + SPARE_DESCRIPTORS
+    limit = open_files_limit()[0 if soft else 1]
+    if limit != resource.RLIM_INFINITY and total > limit:
+        room = max(0, limit - SPARE_DESCRIPTORS)
+        raise descriptor_limit(total, limit, what=what, fewer=fewer(room), hard=not soft)
+    if here:
+        raise_open_files_limit(total)
+    return total

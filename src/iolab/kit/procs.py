@@ -27,6 +27,8 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+# How long a kit program may take to say it is ready: Python's start-up and imports on a busy two-core machine.
+START_SECONDS = 30.0
 # How long a process gets between SIGTERM and SIGKILL: enough for a server to close its
 # sockets and reap its own workers, short enough that an interrupted cell returns promptly.
 GRACE_SECONDS = 3.0

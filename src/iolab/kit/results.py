@@ -10,22 +10,14 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
 from iolab.kit import machine
+from iolab.kit.paths import data_dir  # also for notebooks, which call results.data_dir()
 from iolab.kit.scale import scale
-from iolab.kit.paths import COURSE_DATA
-
-
-def data_dir() -> Path:
-    """The course's ``data/`` folder (``IOLAB_DATA`` overrides it)."""
-    if env := os.environ.get("IOLAB_DATA"):
-        return Path(env)
-    return COURSE_DATA
 
 
 def save(df: pd.DataFrame, name: str, folder: str = "measured") -> Path:

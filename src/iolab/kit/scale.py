@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 T = TypeVar("T")
+ENV = "IOLAB_SCALE"
 SCALES = ("quick", "full")
 
 
@@ -31,8 +32,8 @@ class Scale:
 
 
 def scale() -> Scale:
-    """The scale named by ``IOLAB_SCALE`` (default ``full``)."""
-    name = os.environ.get("IOLAB_SCALE", "full").strip().lower() or "full"
+    """The scale named by ``IOLAB_SCALE`` (default ``full``); ValueError for any other name."""
+    name = os.environ.get(ENV, "full").strip().lower() or "full"
     if name not in SCALES:
-        raise ValueError(f"IOLAB_SCALE={name!r}: use one of {', '.join(SCALES)}")
+        raise ValueError(f"{ENV}={name!r}: use one of {', '.join(SCALES)}")
     return Scale(name)

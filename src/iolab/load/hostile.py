@@ -38,8 +38,6 @@ from iolab.kit.loops import LOOPS
 # Bounds on what one attack may ask: a typo must not open a million sockets or run for a day.
 MAX_COUNT = 20_000
 MAX_SECONDS = 3_600.0
-# Descriptors this process needs beyond the attack's sockets (files, pipes, the loop's epoll).
-SPARE_FDS = 64
 CONNECT_TIMEOUT_S = 5.0
 # A slow reader's small receive buffer: the TCP window it advertises, so the server's sends fill up.
 SLOWREAD_RCVBUF = 4096
@@ -61,16 +59,12 @@ def address(target: str | Address) -> Address:
 
 def check_descriptors(count: int) -> None:
     """Raise this process's soft ``ulimit -n`` for ``count`` sockets, or raise DescriptorLimit saying what to raise."""
-    needed = count + SPARE_FDS
-    _, hard = machine.open_files_limit()
-    if hard != -1 and hard < needed:  # -1: RLIM_INFINITY
-        raise machine.DescriptorLimit(
-            f"{count} connections need {needed} descriptors in this process; it may open only {hard} "
-            f"(ulimit -n, hard limit). Raise it with `ulimit -n {needed}` (as root, or in "
-            f"/etc/security/limits.conf) or attack with fewer connections. The server needs one descriptor per "
-            f"connection too: start it from a shell whose `ulimit -n` is above {count}."
-        )
-    machine.raise_open_files_limit(needed)
+    machine.reserve_descriptors(
+        count,
+        what=f"{count:,} connections",
+        fewer=lambda room: f"attack with at most {room:,} connections (the server needs a descriptor per connection "
+        f"too: start it from a shell whose `ulimit -n` is above {count})",
+    )
 
 
 @dataclass

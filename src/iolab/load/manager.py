@@ -1,30 +1,26 @@
 """``run_load(spec)``: start the worker processes, start them together, merge what they measured.
 
 The workers are separate programs (``python -m iolab.load.worker``), each in a process group of its
-own through :func:`iolab.kit.procs.open_process`: leaving ``run_load`` in any way, KeyboardInterrupt
-included, ends them all. Nothing here runs an event loop, so a notebook (whose kernel already runs
-one) can call ``run_load`` directly.
+own through :func:`iolab.kit.channel.open_child`, which also carries their READY, progress and
+result lines: leaving ``run_load`` in any way, KeyboardInterrupt included, ends them all. Nothing
+here runs an event loop, so a notebook (whose kernel already runs one) can call ``run_load`` directly.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
-import os
-import signal
 import sys
 import time
 from typing import Any
 
-from iolab.kit import machine, netns
-from iolab.kit.procs import ManagedProcess, ProcessTimeout, open_process, python_argv
+from iolab.kit import machine
+from iolab.kit.channel import Child, open_child
+from iolab.kit.procs import START_SECONDS, ProcessTimeout
 from iolab.load.histogram import Histogram
 from iolab.load.model import LoadResult, LoadSpec
-from iolab.load.share import SPARE_FDS, Share
+from iolab.load.share import Share
 
-# Python start-up plus uvloop's import, on a busy machine.
-READY_TIMEOUT_S = 30.0
 # Past duration + timeout, a worker that has not reported is stuck, not slow.
 RESULT_MARGIN_S = 15.0
 # How long the manager waits on one worker's output before looking at the next.
@@ -41,21 +37,17 @@ def default_workers(spec: LoadSpec) -> int:
     return max(1, min(machine.cores() // 2, spec.connections))
 
 
-def check_descriptors(connections: int, workers: int, limit: tuple[int, int] | None = None) -> None:
+def check_descriptors(connections: int, workers: int) -> None:
     """Raise DescriptorLimit if one worker's share of ``connections`` exceeds ``ulimit -n``.
 
     A worker raises its soft limit up to the hard one itself, so the hard limit is what counts.
     """
-    soft, hard = limit if limit is not None else machine.open_files_limit()
-    per_worker = -(-connections // workers) + SPARE_FDS
-    if hard != -1 and per_worker > hard:  # -1: RLIM_INFINITY
-        more = -(-connections // max(1, hard - SPARE_FDS))
-        raise machine.DescriptorLimit(
-            f"{connections} connections over {workers} worker(s) need {per_worker} descriptors per "
-            f"worker; this process may open only {hard} (ulimit -n, hard limit). Raise it with "
-            f"`ulimit -n {per_worker}` (as root, or in /etc/security/limits.conf) or use at least "
-            f"{more} workers."
-        )
+    machine.reserve_descriptors(
+        -(-connections // workers),
+        what=f"{connections:,} connections over {workers} worker(s)",
+        fewer=lambda room: f"use at least {-(-connections // max(1, room))} workers",
+        here=False,
+    )
 
 
 def shares(spec: LoadSpec) -> list[Share]:
@@ -109,12 +101,12 @@ def merge(spec: LoadSpec, parts: list[dict[str, Any]]) -> LoadResult:
     )
 
 
-def _collect(workers: list[ManagedProcess], spec: LoadSpec, progress: bool) -> list[dict[str, Any]]:
+def _collect(workers: list[Child], spec: LoadSpec, progress: bool) -> list[dict[str, Any]]:
     """Read TICK lines (for the progress bar) until every worker printed its RESULT."""
     from tqdm.auto import tqdm
 
     results: dict[int, dict[str, Any]] = {}
-    ticks: dict[int, tuple[int, int, int]] = {}
+    ticks: dict[int, tuple[int, ...]] = {}
     deadline = time.monotonic() + spec.duration_s + spec.timeout_s + RESULT_MARGIN_S
     bar = tqdm(total=round(spec.duration_s), unit="s", disable=not progress, file=sys.stderr, leave=False)
     with bar:
@@ -125,14 +117,13 @@ def _collect(workers: list[ManagedProcess], spec: LoadSpec, progress: bool) -> l
                 if i in results:
                     continue
                 try:
-                    match = w.wait_for_line(r"^(TICK|RESULT) (.*)$", timeout=POLL_S)
+                    tick = w.wait_progress(timeout=POLL_S)
                 except ProcessTimeout:
                     continue
-                if match[1] == "RESULT":
-                    results[i] = json.loads(match[2])
+                if tick is None:
+                    results[i] = w.result
                 else:
-                    second, answers, errors = map(int, match[2].split())
-                    ticks[i] = (second, answers, errors)
+                    ticks[i] = tick  # second, answers, errors
                     answers, errors = sum(t[1] for t in ticks.values()), sum(t[2] for t in ticks.values())
                     bar.set_postfix(answers=answers, errors=errors, refresh=False)
                     bar.update(max(0, min(t[0] for t in ticks.values()) - bar.n))
@@ -146,15 +137,14 @@ def run_load(spec: LoadSpec, progress: bool = False) -> LoadResult:
     check_descriptors(spec.connections, spec.workers)
     with contextlib.ExitStack() as stack:
         workers = [
-            stack.enter_context(open_process(netns.exec_argv(spec.namespace,
-                                                             python_argv("-m", "iolab.load.worker", share.to_json()))))
+            stack.enter_context(open_child("iolab.load.worker", share.to_json(), namespace=spec.namespace))
             for share in shares(spec)
         ]
         for w in workers:
-            w.wait_for_line(r"^READY$", timeout=READY_TIMEOUT_S)
+            w.wait_ready(timeout=START_SECONDS)
         for w in workers:
-            os.kill(w.pid, signal.SIGUSR1)
+            w.start()
         parts = _collect(workers, spec, progress)
         for w in workers:
-            w.wait(timeout=READY_TIMEOUT_S)
+            w.wait(timeout=START_SECONDS)
     return merge(spec, parts)

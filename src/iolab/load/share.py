@@ -11,9 +11,6 @@ from dataclasses import asdict, dataclass
 
 from iolab.load.model import LoadSpec
 
-# Descriptors a worker needs besides its sockets (stdio, the loop's epoll and signal pipes...).
-SPARE_FDS = 32
-
 
 @dataclass(frozen=True)
 class Share:

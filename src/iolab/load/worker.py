@@ -1,23 +1,23 @@
 """One load-generating process: ``python -m iolab.load.worker SHARE_JSON``.
 
-The worker prints ``READY``, waits for SIGUSR1 (so that all workers start together), runs its
-:class:`~iolab.load.share.Share` on one uvloop loop (:class:`~iolab.load.run.Run`), prints
-``TICK second answers errors`` once a second and finally ``RESULT {json}``. The manager
-(:mod:`iolab.load.manager`) starts the workers and merges their results.
+The worker says ``READY``, waits for the start signal (so that all workers start together), runs
+its :class:`~iolab.load.share.Share` on one uvloop loop (:class:`~iolab.load.run.Run`), sends
+``TICK second answers errors`` once a second and finally ``RESULT {json}``, over the kit's child
+channel (:mod:`iolab.kit.channel`). The manager (:mod:`iolab.load.manager`) starts the workers and
+merges their results.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import signal
 import sys
 from typing import Any
 
-from iolab.kit.machine import raise_open_files_limit
+from iolab.kit import channel
+from iolab.kit.machine import SPARE_DESCRIPTORS, raise_open_files_limit
 from iolab.kit.procfs import cpu_seconds
 from iolab.load.run import Run
-from iolab.load.share import SPARE_FDS, Share
+from iolab.load.share import Share
 
 # How long a worker waits for the manager's start signal before giving up on it.
 START_TIMEOUT_S = 30.0
@@ -26,11 +26,11 @@ FINISH_MARGIN_S = 5.0
 
 
 async def run_share(share: Share) -> dict[str, Any]:
-    """Wait for SIGUSR1, run ``share`` and return its result (CPU seconds included)."""
+    """Wait for the start signal, run ``share`` and return its result (CPU seconds included)."""
     loop = asyncio.get_running_loop()
     go = asyncio.Event()
-    loop.add_signal_handler(signal.SIGUSR1, go.set)
-    print("READY", flush=True)
+    loop.add_signal_handler(channel.START_SIGNAL, go.set)
+    channel.send_ready()
     await asyncio.wait_for(go.wait(), START_TIMEOUT_S)
     run = Run(share, loop)
     cpu = cpu_seconds()
@@ -46,14 +46,13 @@ async def run_share(share: Share) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    """Run the share given as JSON in ``argv[1]``; print its result as one ``RESULT`` line."""
+    """Run the share given as JSON in ``argv[1]``; send its result as the one ``RESULT`` line."""
     import uvloop
 
     share = Share.from_json(argv[1])
     # The manager has already checked that the hard limit suffices.
-    raise_open_files_limit(share.connections + SPARE_FDS)
-    result = uvloop.run(run_share(share))
-    print("RESULT " + json.dumps(result), flush=True)
+    raise_open_files_limit(share.connections + SPARE_DESCRIPTORS)
+    channel.send_result(uvloop.run(run_share(share)))
     return 0
 
 

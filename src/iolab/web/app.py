@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iolab.kit.paths import COURSE_DATA
+from iolab.kit.paths import data_dir
 from iolab.web import julia
 from iolab.web.http import Request, Response
 
 # The image ships with the course data, next to the measured results, not inside the package.
-STATIC_DIR = COURSE_DATA / "static"
+STATIC_DIR = data_dir() / "static"
 # Julia and upstream costs are capped: a request for more than 10 s of CPU or of waiting is a typo,
 # and one such request would hold a pre-fork worker or an event loop for minutes.
 MAX_MS = 10_000.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from iolab.kit import machine
 from iolab.topics.upstreams import RunSpec, UpstreamsResult, format_spec, parse_spec
 from iolab.topics.upstreams.experiments import law_rate
 from iolab.topics.upstreams.result import rate_window
@@ -66,13 +67,19 @@ def test_a_bad_spec_is_refused_with_what_is_wrong(text, says):
         ({"latency": "20ms*9,"}, "empty item"),
         ({"timeout_s": -1}, "timeout"),
         ({"model": "async", "limit": 0}, "limit"),
-        ({"threads": 5000}, "ulimit -n"),  # 5,000 threads x 10 upstreams: 50,000 connections
     ],
 )
 def test_run_settings_are_checked_before_anything_starts(kwargs, says):
     base = {"rate": 1000, "num_req": 100, "latency": "20ms*10", "model": "sync", "threads": 50}
     with pytest.raises(ValueError, match=says):
         RunSpec(**(base | kwargs))
+
+
+def test_a_thread_pool_past_the_descriptor_limit_is_refused_with_the_limit_to_raise(monkeypatch):
+    monkeypatch.setattr(machine, "open_files_limit", lambda: (1024, 20_000))
+    # 5,000 threads x 10 upstreams: 50,000 connections, in the service process.
+    with pytest.raises(machine.DescriptorLimit, match=r"allows 20,000\. Raise it with `ulimit -n 50064`.*at most 1,993 threads"):
+        RunSpec(rate=1000, num_req=100, latency="20ms*10", model="sync", threads=5000)
 
 
 def test_rate_window_leaves_out_the_partial_first_and_last_seconds():

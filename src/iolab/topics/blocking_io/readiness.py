@@ -41,8 +41,6 @@ SELECTORS: dict[str, type[selectors.BaseSelector]] = {
     )
     if cls is not None
 }
-# Descriptors this process keeps for itself besides the pipes (the kernel's own sockets, files).
-SPARE_FDS = 200
 # How long each timing in the sweep runs; the number of calls is chosen to fill it.
 BUDGET_S = 0.1
 MAX_CALLS = 200_000
@@ -56,15 +54,14 @@ def open_idle_pipes(n: int) -> Iterator[tuple[list[int], list[int]]]:
     the low numbers and select() can watch as many of them as its bitmap allows. The soft limit
     on open descriptors is raised for the block if it is too low, up to the hard limit.
     """
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    need = 2 * n + FD_SETSIZE + SPARE_FDS
-    if hard != resource.RLIM_INFINITY and need > hard:
-        raise machine.DescriptorLimit(
-            f"{n} pipes need about {need} descriptors; this process may open only {hard} (ulimit -n, hard limit). "
-            f"Raise it (`ulimit -n {need}` before starting Jupyter) or watch at most {(hard - FD_SETSIZE - SPARE_FDS) // 2} pipes."
-        )
-    if soft != resource.RLIM_INFINITY and need > soft:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+    soft, hard = machine.open_files_limit()
+    # The write ends are numbered from FD_SETSIZE up: the limit must reach past them, whatever the
+    # notebook's kernel holds below (its own sockets and files number far fewer than FD_SETSIZE).
+    need = machine.reserve_descriptors(
+        2 * n + FD_SETSIZE,
+        what=f"{n:,} idle pipes (two ends each, the write ends numbered from {FD_SETSIZE})",
+        fewer=lambda room: f"watch at most {max(0, room - FD_SETSIZE) // 2:,} pipes (raise it before starting Jupyter)",
+    )
     reads: list[int] = []
     writes: list[int] = []
     try:
@@ -85,10 +82,10 @@ def open_idle_pipes(n: int) -> Iterator[tuple[list[int], list[int]]]:
 
 def affordable(counts: Sequence[int]) -> list[int]:
     """The numbers of pipes in ``counts`` that this process's hard limit on descriptors allows."""
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _, hard = machine.open_files_limit()
     if hard == resource.RLIM_INFINITY:
         return list(counts)
-    return [n for n in counts if 2 * n + FD_SETSIZE + SPARE_FDS <= hard]
+    return [n for n in counts if 2 * n + FD_SETSIZE + machine.SPARE_DESCRIPTORS <= hard]
 
 
 def _time_selects(sel: selectors.BaseSelector, calls: int) -> float:

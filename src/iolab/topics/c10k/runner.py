@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from iolab.kit.machine import DescriptorLimit
+from iolab.kit.machine import reserve_descriptors
 from iolab.kit.procs import ManagedProcess, ProcessFailed, ProcessTimeout, open_process
 from iolab.topics.c10k import launch, limits, phases, protocol, sampler
 from iolab.topics.c10k.runtimes import RUNTIMES
@@ -41,8 +41,6 @@ FEED = b"y\n" * 32768
 # A program may use this share of the memory available when it starts, then it is stopped: the
 # notebook, and the other programs on the machine, keep the rest.
 MEMORY_SHARE = 0.5
-# Descriptors a program holds besides its readers' (stdio, the loop's epoll, the runtime's own).
-SPARE_FDS = 64
 # How long the output of a program that ended may still be on its way to the reading thread.
 DRAIN_S = 0.2
 # Lines of a program's output kept from the start, besides the protocol's (see _Output).
@@ -95,15 +93,11 @@ def default_timeout(mode: str, count: int, seconds: float) -> float:
     return (3 * seconds if mode == "sleep" else 0) + START_S + count / 1000
 
 
-def _check_descriptors(runtime: str, mode: str, count: int, machine: limits.MachineLimits) -> None:
-    need = RUNTIMES[runtime].descriptors(mode, count) + SPARE_FDS
-    if need > machine.open_files:
-        per = max(1, RUNTIMES[runtime].descriptors(mode, 1))
-        raise DescriptorLimit(
-            f"{count:,} {runtime} readers on {mode}s hold about {need:,} descriptors; this process may open "
-            f"{machine.open_files:,} (ulimit -n). Raise it with `ulimit -n {need}` or use at most "
-            f"{(machine.open_files - SPARE_FDS) // per:,} readers."
-        )
+def _check_descriptors(runtime: str, mode: str, count: int) -> None:
+    # The programs (Go, Node, Ruby... as well as Python) never raise their soft limit: it is the one that counts.
+    per = max(1, RUNTIMES[runtime].descriptors(mode, 1))
+    reserve_descriptors(RUNTIMES[runtime].descriptors(mode, count), what=f"{count:,} {runtime} readers on {mode}s",
+                        fewer=lambda room: f"use at most {room // per:,} readers", here=False, soft=True)
 
 
 @contextlib.contextmanager
@@ -290,7 +284,7 @@ def run(
     machine = limits.machine_limits()
     if address_space_mb is not None:  # the launcher sets it in the child: judge the child by it
         machine = dataclasses.replace(machine, address_space_mb=address_space_mb)
-    _check_descriptors(runtime, mode, count, machine)
+    _check_descriptors(runtime, mode, count)
     ceiling_mb = memory_ceiling_mb or machine.memory_mb * MEMORY_SHARE
     with tempfile.TemporaryDirectory(prefix="iolab-sleepers-") as tmp:
         fifo = os.path.join(tmp, "fed" if mode == "fed" else "never-written")

@@ -3,15 +3,16 @@
 Layout, one idea per module:
 
 - ``spec``: the latency spec, ``20ms*9,30s``, plus faults (``refuse``, ``reset``, ``hang``);
-- ``server``: the upstream endpoints, all in one uvloop process (``open_upstreams``);
+- ``server``: the upstream endpoints, all in one asyncio process (``open_upstreams``);
 - ``service``: what both service models share: the schedule, the ledger of requests;
 - ``serve``: the service process (``python -m iolab.topics.upstreams.serve``), which runs one model;
 - ``sync``: the service as a fixed pool of threads making blocking calls;
 - ``asyncio``: the service as one event loop, a task per request, with an optional limit;
+- ``trio``: the same async service on trio, its calls tasks of one nursery;
 - ``result``: what a run measured, and source 001's figures computed from it;
 - ``run``: ``RunSpec`` and ``run_upstreams``, the experiment runner;
 - ``memory``: what a thread costs: virtual, resident and kernel memory, read from /proc;
-- ``experiments``: the chapter's comparisons, as tidy tables;
+- ``experiments``: the chapter's comparisons, as tidy tables; ``figures``: the chapter's recurring plots;
 (``python -m iolab upstreams`` is in :mod:`iolab.commands.upstreams`.)
 
 This file only re-exports.

@@ -13,26 +13,26 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from iolab.kit import machine, procs
+from iolab.kit.channel import open_child
+from iolab.kit.procs import START_SECONDS
 from iolab.topics.upstreams.result import UpstreamsResult
 from iolab.topics.upstreams.server import Upstreams, open_upstreams
-from iolab.topics.upstreams.service import LATE_S, PARKED, RESULT_PREFIX, ServiceSpec
+from iolab.topics.upstreams.service import LATE_S, PARKED, ServiceSpec
 from iolab.topics.upstreams.spec import parse_spec
 
 MODELS = ("sync", "async")
 LOOPS = ("asyncio", "uvloop", "trio")
 LIMIT_SCOPES = ("upstream", "service")
-START_SECONDS = 30.0  # Python start-up on a busy two-core machine
 # Past its own time limit, a service that has not reported is stuck, not slow.
 RESULT_MARGIN_S = 30.0
-# Descriptors besides the upstream connections: stdio, the loop's epoll and pipes, /proc reads.
-SPARE_FDS = 64
+# The service process: python -m SERVICE_MODULE SPEC_JSON (see iolab.kit.channel).
+SERVICE_MODULE = "iolab.topics.upstreams.serve"
 
 
 @dataclass(frozen=True)
@@ -72,15 +72,13 @@ class RunSpec:
         if not 0 < self.max_seconds <= 3600:
             raise ValueError(f"max_seconds {self.max_seconds}: give 0 < max_seconds <= 3600")
         if self.model == "sync":
-            # Each thread keeps a connection to each upstream.
-            needed = self.threads * len(endpoints) + SPARE_FDS
-            soft, hard = machine.open_files_limit()
-            if hard != -1 and needed > hard:
-                raise ValueError(
-                    f"{self.threads} threads x {len(endpoints)} upstreams need {needed} descriptors, one "
-                    f"connection each; this process may open {hard} (ulimit -n, hard limit). Raise it with "
-                    f"`ulimit -n {needed}` or use at most {(hard - SPARE_FDS) // len(endpoints)} threads."
-                )
+            # Each thread keeps a connection to each upstream, in the service process (which raises its own limit).
+            machine.reserve_descriptors(
+                self.threads * len(endpoints),
+                what=f"{self.threads:,} threads x {len(endpoints)} upstreams, a connection each,",
+                fewer=lambda room: f"use at most {room // len(endpoints):,} threads",
+                here=False,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as a dict."""
@@ -106,10 +104,6 @@ class RunSpec:
         )
 
 
-def _service_argv(spec: ServiceSpec) -> list[str]:
-    return procs.python_argv("-m", "iolab.topics.upstreams.serve", spec.to_json())
-
-
 def run_service(spec: RunSpec, upstreams: Upstreams, progress: bool = False) -> UpstreamsResult:
     """Run ``spec``'s service against running ``upstreams``; what it measured."""
     from tqdm.auto import tqdm
@@ -118,18 +112,15 @@ def run_service(spec: RunSpec, upstreams: Upstreams, progress: bool = False) -> 
         raise ValueError(f"the upstreams serve {upstreams.spec!r}, not {spec.latency!r}")
     service = spec.service_spec(upstreams.ports)
     label = f"{spec.model} {spec.latency} @ {spec.rate:g}/s"
-    with procs.open_process(_service_argv(service)) as process:
+    with open_child(SERVICE_MODULE, service.to_json()) as child:
         bar = tqdm(total=spec.num_req, desc=label, unit="req", disable=not progress, file=sys.stderr, leave=False)
         with bar:
             timeout = min(spec.max_seconds, spec.num_req / spec.rate + 3600) + RESULT_MARGIN_S + START_SECONDS
-            while True:
-                match = process.wait_for_line(r"^(TICK|RESULT) (.*)$", timeout=timeout)
-                if match[1] == "RESULT":
-                    record = json.loads(match[2])
-                    break
-                bar.update(int(match[2].split()[1]) - bar.n)
-        process.wait(timeout=10)
-    return UpstreamsResult.from_record(spec.to_dict(), record)
+            while (tick := child.wait_progress(timeout)) is not None:
+                _, finished = tick
+                bar.update(finished - bar.n)
+        child.wait(timeout=10)
+    return UpstreamsResult.from_record(spec.to_dict(), child.result)
 
 
 def run_upstreams(spec: RunSpec, progress: bool = False) -> UpstreamsResult:
@@ -146,9 +137,9 @@ def open_parked_service(model: str, threads: int = 1, stack_kb: int | None = Non
     """
     spec = RunSpec(rate=1, num_req=1, latency="0ms", model=model, threads=threads)
     service = spec.service_spec(ports=(0,), park=True, stack_kb=stack_kb)
-    with procs.open_process(_service_argv(service), env=env) as process:
-        process.wait_for_line(f"^{PARKED}$", timeout=START_SECONDS + threads / 1000)
-        yield process
+    with open_child(SERVICE_MODULE, service.to_json(), env=env) as child:
+        child.process.wait_for_line(f"^{PARKED}$", timeout=START_SECONDS + threads / 1000)
+        yield child.process
 
 
-__all__ = ["RESULT_PREFIX", "RunSpec", "open_parked_service", "run_service", "run_upstreams"]
+__all__ = ["RunSpec", "open_parked_service", "run_service", "run_upstreams"]

@@ -1,6 +1,7 @@
 """The service process: ``python -m iolab.topics.upstreams.serve SPEC_JSON`` runs the model the spec names.
 
-It prints ``TICK second finished`` once a second and finally ``RESULT {json}``; then it exits at once
+It sends ``TICK second finished`` once a second and finally ``RESULT {json}`` over the kit's child
+channel (:mod:`iolab.kit.channel`); then it exits at once
 with ``os._exit``: calls still hanging (threads blocked in ``recv``, tasks awaiting a black hole) end
 with the process, as they would in a crash. A module of its own because it picks among the models,
 which all import :mod:`~iolab.topics.upstreams.service`.
@@ -8,19 +9,19 @@ which all import :mod:`~iolab.topics.upstreams.service`.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
 
+from iolab.kit.channel import send_result
 from iolab.kit.machine import raise_open_files_limit
-from iolab.topics.upstreams.service import RESULT_PREFIX, ServiceSpec
+from iolab.topics.upstreams.service import ServiceSpec
 
 
 def finish_process(result: dict[str, Any] | None) -> None:
-    """Print the result line and end the process now, hanging calls and all."""
+    """Send the result line and end the process now, hanging calls and all."""
     if result is not None:
-        sys.stdout.write(RESULT_PREFIX + json.dumps(result) + "\n")
+        send_result(result)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

@@ -29,7 +29,6 @@ from iolab.web.http import Connection, HttpError, Request, Response
 
 READY = "upstreams listening on 127.0.0.1 ports {ports}"
 READY_PATTERN = r"upstreams listening on 127\.0\.0\.1 ports ([\d,]+)"
-START_SECONDS = 30.0  # Python start-up and uvloop's import on a busy two-core machine
 OK = Response(200, b"ok\n")
 # SO_LINGER on with a zero timeout: close() then discards the connection with a RST instead of a FIN.
 RESET_ON_CLOSE = struct.pack("ii", 1, 0)
@@ -182,7 +181,7 @@ def open_upstreams(spec: str | tuple[Endpoint, ...]) -> Iterator[Upstreams]:
     endpoints = parse_spec(spec) if isinstance(spec, str) else tuple(spec)
     argv = procs.python_argv("-m", "iolab.topics.upstreams.server", format_spec(endpoints))
     with procs.open_process(argv) as process:
-        match = process.wait_for_line(READY_PATTERN, timeout=START_SECONDS)
+        match = process.wait_for_line(READY_PATTERN, timeout=procs.START_SECONDS)
         ports = tuple(int(p) for p in match[1].split(","))
         yield Upstreams(endpoints, ports, process)
 

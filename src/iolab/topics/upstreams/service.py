@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from iolab.kit import procfs
+from iolab.kit.channel import send_progress
 from iolab.topics.upstreams.spec import Endpoint
 
 NAN = math.nan
@@ -35,7 +36,6 @@ LATE_S = 1.0
 # How often the run checks whether it is over, and how often it reads its own RSS.
 POLL_S = 0.05
 SAMPLE_S = 0.1
-RESULT_PREFIX = "RESULT "
 PARKED = "PARKED"
 
 
@@ -210,7 +210,7 @@ class Monitor:
             self.samples.append((round(now - self.t0, 3), rss, len(os.listdir("/proc/self/fd"))))
             self.next_sample += SAMPLE_S
         if now >= self.next_tick:
-            print(f"TICK {int(now - self.t0)} {finished}", flush=True)
+            send_progress(int(now - self.t0), finished)
             self.next_tick += 1.0
 
 

@@ -17,7 +17,7 @@ import collections
 import random
 from pathlib import Path
 
-from iolab.kit.paths import COURSE_DATA
+from iolab.kit.paths import data_dir
 
 SEED = 4  # source 004
 LINES = 10_000
@@ -26,9 +26,9 @@ ZIPF_EXPONENT = 1.1
 WAIT_MS = (50, 150)
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
 TOP = 10
-# Next to the other course data; a path, not iolab.kit.results.data_dir, which would load pandas into
-# every client whose memory is measured.
-PAIRS_PATH = COURSE_DATA / "wordfreq" / "pairs.txt"
+# Next to the other course data (kit.paths, not kit.results, which would load pandas into every
+# client whose memory is measured).
+PAIRS_PATH = data_dir() / "wordfreq" / "pairs.txt"
 
 
 def _vocabulary(rng: random.Random) -> list[str]:
