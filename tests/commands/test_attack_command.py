@@ -14,7 +14,7 @@ from iolab.kit import machine
 
 @pytest.fixture(scope="module")
 def timed() -> Iterator[servers.Server]:
-    with servers.open_server("trio", extra_args=["--header-timeout", "0.2", "--keepalive-timeout", "0.2"]) as server:
+    with servers.open_server("trio", header_timeout=0.2, keepalive_timeout=0.2) as server:
         yield server
 
 

@@ -15,7 +15,7 @@ from iolab import servers
 from iolab.kit import machine, sockets
 from iolab.load import hostile
 
-TIMEOUT = ["--header-timeout", "0.3", "--keepalive-timeout", "0.3"]
+TIMEOUT = {"header_timeout": 0.3, "keepalive_timeout": 0.3}
 SLACK_S = 3.0  # "never runs past its seconds": past them plus a busy machine's slack
 
 
@@ -27,7 +27,7 @@ def plain() -> Iterator[servers.Server]:
 
 @pytest.fixture(scope="module")
 def timed() -> Iterator[servers.Server]:
-    with servers.open_server("asyncio", extra_args=TIMEOUT) as server:
+    with servers.open_server("asyncio", **TIMEOUT) as server:
         yield server
 
 

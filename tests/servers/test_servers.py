@@ -1,7 +1,7 @@
 """iolab.servers: one conformance suite, run against every model in MODELS (and two variants).
 
 Servers start as real processes through ``open_server``, all at once (starting one costs about two
-seconds, most of it importing the CLI), and are shared by the tests of this module.
+seconds on a busy machine), and are shared by the tests of this module.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from iolab.web import app
 # asyncio per core.
 VARIANTS: dict[str, tuple[str, dict]] = {
     **{name: (name, {"workers": 2} if name == "prefork" else {}) for name in servers.MODELS},
-    "prefork-reuseport": ("prefork", {"workers": 2, "extra_args": ["--reuseport"]}),
-    "uvloop-workers-offload": ("uvloop", {"workers": 2, "extra_args": ["--offload"]}),
+    "prefork-reuseport": ("prefork", {"workers": 2, "reuseport": True}),
+    "uvloop-workers-offload": ("uvloop", {"workers": 2, "offload": True}),
 }
 CONCURRENT_MODELS = ["threaded", "asyncio", "uvloop", "trio", "scratch"]
 CLIENTS = 200
@@ -106,6 +106,52 @@ def server(request: pytest.FixtureRequest, running: dict[str, servers.Server]) -
 
 def test_the_registry_names_the_seven_models() -> None:
     assert list(servers.MODELS) == ["iterative", "threaded", "prefork", "asyncio", "uvloop", "trio", "scratch"]
+
+
+def test_the_serve_command_offers_the_registrys_models(capsys: pytest.CaptureFixture[str]) -> None:
+    from iolab.commands import main
+
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "{" + ",".join(servers.MODELS) + "}" in capsys.readouterr().out
+
+
+def test_an_unknown_setting_fails_in_the_caller_and_names_the_settings() -> None:
+    with pytest.raises(TypeError, match=r"unknown server setting extra_args; the settings are: port, backlog, workers"):
+        with servers.open_server("asyncio", extra_args=["--offload"]):
+            pass
+
+
+@pytest.mark.parametrize(
+    ("model", "settings", "message"),
+    [
+        ("gevent", {}, "unknown server model 'gevent'; the models are: iterative"),
+        ("iterative", {"workers": 2}, "workers applies to prefork, asyncio, uvloop, not iterative"),
+        ("trio", {"offload": True}, "offload applies to asyncio and uvloop"),
+        ("asyncio", {"reuseport": True}, "reuseport applies to prefork"),
+        ("prefork", {"max_connections": 2}, "its cap is workers"),
+        ("threaded", {"header_timeout": 0.0}, "header_timeout must be above 0"),
+        ("threaded", {"host": "192.0.2.1"}, "nowhere a real network could reach it"),
+    ],
+)
+def test_a_setting_that_does_not_apply_fails_before_a_server_starts(model: str, settings: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        with servers.open_server(model, **settings):
+            pass
+
+
+def test_the_entry_runs_a_server_from_its_options_as_json() -> None:
+    # What open_server starts, run by hand: the settings reach the server through the JSON alone.
+    from iolab.kit import procs
+
+    options = servers.Options("threaded", header_timeout=0.5, max_connections=3)
+    assert servers.Options.from_json(options.to_json()) == options
+    with procs.open_process(procs.python_argv("-m", "iolab.servers", options.to_json())) as process:
+        port = int(process.wait_for_line(sockets.LISTENING_PATTERN, timeout=procs.START_SECONDS)[1])
+        with connect(port) as client:
+            assert client.get("/").status == 200
+            client.send(b"GET / HTTP/1.1\r\nHo")  # half a head: the header timeout answers it
+            assert client.read().status == 408
 
 
 def test_the_first_line_says_where_it_listens(server: servers.Server) -> None:
@@ -297,13 +343,13 @@ def test_the_listening_line_comes_once_every_worker_and_its_pool_run() -> None:
     # A pool forked after the announcement would appear under a test (or a measurement) that
     # thinks the server has started; the harness above killed such "leftovers" once.
     cores = os.cpu_count() or 1
-    with servers.open_server("uvloop", workers=2, extra_args=["--offload"]) as server:
+    with servers.open_server("uvloop", workers=2, offload=True) as server:
         processes = psutil.Process(server.pid).children(recursive=True)
         assert len(processes) == 2 * (1 + cores)  # two workers, each with a pool of one process per core
 
 
 def test_a_broken_pool_answers_500_and_the_server_lives_on() -> None:
-    with servers.open_server("asyncio", extra_args=["--offload"]) as server:
+    with servers.open_server("asyncio", offload=True) as server:
         pool = psutil.Process(server.pid).children()
         pool[0].kill()
         psutil.wait_procs(pool[:1], timeout=5)

@@ -19,7 +19,7 @@ from iolab.commands import main
 
 TIMEOUT_S = 0.3
 MARGIN_S = 2.0  # "closed by the server, within reason": not a measurement
-TIMED = ["--keepalive-timeout", str(TIMEOUT_S), "--header-timeout", str(TIMEOUT_S)]
+TIMED = {"keepalive_timeout": TIMEOUT_S, "header_timeout": TIMEOUT_S}
 CAPPED_MODELS = ["threaded", "asyncio", "uvloop", "trio", "scratch"]
 GET = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
 
@@ -29,14 +29,14 @@ def _options(model: str) -> dict:
 
 
 @contextlib.contextmanager
-def _started(specs: dict[str, tuple[str, list[str]]]) -> Iterator[dict[str, servers.Server]]:
+def _started(specs: dict[str, tuple[str, dict]]) -> Iterator[dict[str, servers.Server]]:
     import concurrent.futures
 
     with contextlib.ExitStack() as stack, concurrent.futures.ThreadPoolExecutor(len(specs)) as pool:
 
         def start(name: str) -> servers.Server:
-            model, args = specs[name]
-            return stack.enter_context(servers.open_server(model, extra_args=args, **_options(model)))
+            model, settings = specs[name]
+            return stack.enter_context(servers.open_server(model, **settings, **_options(model)))
 
         yield dict(zip(specs, pool.map(start, specs)))
 
@@ -44,7 +44,7 @@ def _started(specs: dict[str, tuple[str, list[str]]]) -> Iterator[dict[str, serv
 @pytest.fixture(scope="module")
 def running() -> Iterator[dict[str, servers.Server]]:
     specs = {f"timed-{m}": (m, TIMED) for m in servers.MODELS}
-    specs |= {f"capped-{m}": (m, ["--max-connections", "2"]) for m in CAPPED_MODELS}
+    specs |= {f"capped-{m}": (m, {"max_connections": 2}) for m in CAPPED_MODELS}
     with _started(specs) as started:
         yield started
 
@@ -146,8 +146,7 @@ def _third_client_wait(port: int, give_up_s: float) -> float | None:
 @pytest.mark.solo
 @pytest.mark.parametrize("keepalive_s", [0.3, 0.5])
 def test_a_keepalive_timeout_frees_a_prefork_child_for_the_third_client(keepalive_s: float) -> None:
-    args = ["--keepalive-timeout", str(keepalive_s)]
-    with servers.open_server("prefork", workers=2, extra_args=args) as server:
+    with servers.open_server("prefork", workers=2, keepalive_timeout=keepalive_s) as server:
         waited = _third_client_wait(server.port, give_up_s=5.0)
     assert waited is not None and waited < keepalive_s + 0.1
 

@@ -32,8 +32,7 @@ def add_balance(sub: Subparsers) -> None:
 
         if args.workers < 1 or not 1 <= args.clients <= args.connections:
             p.error("need --workers >= 1 and 1 <= --clients <= --connections")
-        extra = ("--reuseport",) if args.reuseport else ()
-        with Variant("prefork", "prefork", args.workers, extra).open() as server:
+        with Variant("prefork", "prefork", args.workers, {"reuseport": args.reuseport}).open() as server:
             table = spread(server.url, server.pid, args.connections, args.clients)
             switches = switches_per_connection(server.url, server.pid, args.connections)
         if args.json:

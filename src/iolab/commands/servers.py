@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from iolab.commands.argtypes import positive_int
 from iolab.commands.table import Subparsers
-from iolab.kit.machine import raise_open_files_limit
-from iolab.kit.sockets import BACKLOG, HOST, LAB_NETWORK, check_host
+from iolab.kit.sockets import BACKLOG, HOST, LAB_NETWORK
+# The registry itself: importing it loads no server module (``Model.module`` is imported only to
+# run one), so listing the models here keeps ``--help`` fast.
+from iolab.servers import MODELS, Options, run
 
 
 def seconds(text: str) -> float:
@@ -24,9 +27,7 @@ def add_serve(sub: Subparsers) -> None:
         help="run an HTTP server of one concurrency model on 127.0.0.1",
         description="Serve the course's app; the first line printed is 'listening on http://127.0.0.1:PORT'.",
     )
-    # The names are written out here, not read from iolab.servers, so that building the command
-    # line of every other command does not import the servers.
-    p.add_argument("model", choices=["iterative", "threaded", "prefork", "asyncio", "uvloop", "trio", "scratch"])
+    p.add_argument("model", choices=list(MODELS))
     p.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free one, printed)")
     p.add_argument("--host", default=HOST, metavar="ADDRESS",
                    help=f"the address to listen on: {HOST} (default), or inside a netlab's server namespace "
@@ -47,29 +48,12 @@ def add_serve(sub: Subparsers) -> None:
     p.add_argument("--max-connections", type=positive_int, metavar="N",
                    help="threaded and event loops: close new connections at once beyond N per process")
 
-    def run(args: argparse.Namespace) -> int:
-        from iolab.servers import MODELS, Options
-
-        model = MODELS[args.model]
-        if args.workers is not None and not model.workers:
-            p.error(f"--workers applies to {', '.join(m.name for m in MODELS.values() if m.workers)}, not {model.name}")
-        if args.reuseport and model.name != "prefork":
-            p.error("--reuseport applies to prefork (asyncio/uvloop with --workers always use it)")
-        if args.offload and model.name not in ("asyncio", "uvloop"):
-            p.error("--offload applies to asyncio and uvloop")
-        if args.max_connections is not None and model.name in ("iterative", "prefork"):
-            p.error(f"--max-connections does not apply to {model.name}: it serves one connection per process "
-                    "(its cap is --workers; later clients wait in the backlog)")
+    def serve(args: argparse.Namespace) -> int:
         try:
-            host = check_host(args.host)
-        except ValueError as exc:
+            # Each flag's destination is the name of an Options field: the command line is the options.
+            options = Options(**{field.name: getattr(args, field.name) for field in dataclasses.fields(Options)})
+        except ValueError as exc:  # a setting that does not apply to this model, or a host out of bounds
             p.error(str(exc))
-        options = Options(model.name, args.port, args.backlog, args.workers, args.reuseport, args.offload,
-                          args.header_timeout, args.keepalive_timeout, args.max_connections, host)
-        # A server holding thousands of clients should meet its hard limit (ulimit -Hn), a limit the
-        # chapters name, not a shell's soft default of often 1,024 that fails accept() with EMFILE.
-        # Pre-forked children inherit the raised limit.
-        raise_open_files_limit()
-        return model.serve(options)
+        return run(options)
 
-    p.set_defaults(run=run)
+    p.set_defaults(run=serve)

@@ -1,6 +1,6 @@
 """Load a set of servers one after another: each variant x target x number of clients, a row each.
 
-A *variant* is a server model with its settings ("prefork, 2 workers", "asyncio --offload"), or any
+A *variant* is a server model with its settings ("prefork, 2 workers", "asyncio, offloading"), or any
 server with a label and an ``open()`` (chapter 4's Node.js server); ``open()`` starts it for the
 duration of its rows, so that two variants never share the CPU (unless ``interleave``). This is
 :func:`iolab.load.sweeps.sweep` for servers that are not all the kit's: the figures of each run
@@ -10,9 +10,9 @@ duration of its rows, so that two variants never share the CPU (unless ``interle
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -41,17 +41,21 @@ class Startable(Protocol):
 
 @dataclass(frozen=True)
 class Variant:
-    """One of the course's server models with its options, labelled for tables and plots."""
+    """One of the course's server models with its settings, labelled for tables and plots.
+
+    ``settings`` are further :class:`iolab.servers.Options` settings: ``Variant("asyncio --offload",
+    "asyncio", settings={"offload": True})``.
+    """
 
     label: str
     model: str
     workers: int | None = None
-    extra_args: tuple[str, ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @contextlib.contextmanager
     def open(self) -> Iterator[Server]:
-        """Start the server (``python -m iolab serve``); leaving the block stops it and its workers."""
-        with open_server(self.model, workers=self.workers, extra_args=self.extra_args) as server:
+        """Start the server (:func:`iolab.servers.open_server`); leaving the block stops it and its workers."""
+        with open_server(self.model, workers=self.workers, **self.settings) as server:
             yield server
 
 

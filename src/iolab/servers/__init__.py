@@ -8,35 +8,41 @@ the modules differ only in how they wait:
 - ``prefork``: N forked processes blocking in accept() on one socket (``prefork.py``);
 - ``asyncio`` and ``uvloop``: one event loop, asyncio Protocols (``asyncio.py``);
 - ``trio``: one event loop, a task per connection (``trio.py``);
-- ``scratch``: chapter 5's from-scratch loop, a task per connection (``scratchloop.py``);
-- ``node``: a Node.js server for comparison (optional: needs ``node``).
+- ``scratch``: chapter 5's from-scratch loop, a task per connection (``scratchloop.py``).
 
-Shared parts: ``blocking`` (the connection loop of the three blocking models), ``workers`` (fork
-and supervise N processes) and ``limits`` (timeouts and the connection cap, off by default); listening sockets are the kit's (:mod:`iolab.kit.sockets`), and
-``python -m iolab serve`` is :mod:`iolab.commands.servers`.
-The CLI, the notebooks and the conformance tests all read ``MODELS``.
+Beside them, and not in ``MODELS``: ``node``, a Node.js server for source 000's comparison
+(``open_node_server``; optional: needs ``node``). Shared parts: ``blocking`` (the connection loop of
+the three blocking models), ``workers`` (fork and supervise N processes) and ``limits`` (timeouts and
+the connection cap, off by default); listening sockets are the kit's (:mod:`iolab.kit.sockets`).
+
+A server runs in a process of its own: ``open_server`` starts ``python -m iolab.servers`` (this
+package's ``__main__``) with an :class:`Options` as JSON, and ``run`` serves it. The command line,
+``python -m iolab serve`` (:mod:`iolab.commands.servers`), builds the same ``Options`` from its flags
+and calls the same ``run``. The command line, the notebooks and the conformance tests all read ``MODELS``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from iolab.kit import procs
-from iolab.kit import netns
-from iolab.kit.sockets import BACKLOG, HOST, LISTENING_PATTERN
+from iolab.kit import channel, procs
+from iolab.kit.sockets import BACKLOG, HOST, LISTENING_PATTERN, check_host
 from iolab.web import julia
-
-# How long a server may take to print its "listening on" line: importing the CLI (pandas) and
-# calibrating the Julia set take a few seconds on a busy two-core machine.
-START_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
 class Options:
-    """How to run a server: what ``python -m iolab serve`` parsed from its command line."""
+    """How to run a server: the model and its settings; ``python -m iolab serve`` parses its flags into one.
+
+    Building one checks it (a ValueError names what is wrong), so that a bad setting fails in the
+    caller, not in a server process that never says it is listening.
+    """
 
     model: str
     port: int = 0
@@ -50,6 +56,40 @@ class Options:
     max_connections: int | None = None  # beyond this, a new connection is closed at once
     host: str = HOST  # 127.0.0.1, or (chapter 12) an address of the netlab's server namespace
 
+    def __post_init__(self) -> None:
+        _check(self)
+        object.__setattr__(self, "host", check_host(self.host))  # one spelling of each address
+
+    def to_json(self) -> str:
+        """The options as one JSON argument (of ``python -m iolab.servers``)."""
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Options:
+        """The options ``to_json`` wrote."""
+        return cls(**json.loads(text))
+
+
+def _check(options: Options) -> None:
+    """Raise ValueError if ``options`` name an unknown model or a setting that does not apply to it."""
+    if options.model not in MODELS:
+        raise ValueError(f"unknown server model {options.model!r}; the models are: {', '.join(MODELS)}")
+    model = MODELS[options.model]
+    for name in ("backlog", "workers", "max_connections", "header_timeout", "keepalive_timeout"):
+        value = getattr(options, name)
+        if value is not None and not value > 0:  # also refuses nan
+            raise ValueError(f"{name} must be above 0, not {value}")
+    if options.workers is not None and not model.workers:
+        raise ValueError(f"workers applies to {', '.join(m.name for m in MODELS.values() if m.workers)}, "
+                         f"not {model.name}")
+    if options.reuseport and model.name != "prefork":
+        raise ValueError("reuseport applies to prefork (asyncio/uvloop with workers always use it)")
+    if options.offload and model.name not in ("asyncio", "uvloop"):
+        raise ValueError("offload applies to asyncio and uvloop")
+    if options.max_connections is not None and model.name in ("iterative", "prefork"):
+        raise ValueError(f"max_connections does not apply to {model.name}: it serves one connection per process "
+                         "(its cap is workers; later clients wait in the backlog)")
+
 
 @dataclass(frozen=True)
 class Model:
@@ -58,7 +98,7 @@ class Model:
     name: str
     waits: str
     module: str  # imported only to run the model: listing models must not load trio and uvloop
-    workers: bool = False  # whether --workers applies
+    workers: bool = False  # whether the workers setting applies
 
     def serve(self, options: Options) -> int:
         """Run this model until SIGTERM or SIGINT; the exit code."""
@@ -77,6 +117,20 @@ MODELS: dict[str, Model] = {
         Model("scratch", "in epoll, the event loop built from scratch in chapter 5", "iolab.servers.scratchloop"),
     )
 }
+
+
+def run(options: Options) -> int:
+    """Run the server ``options`` describe in this process until SIGTERM or SIGINT; the exit code.
+
+    What ``python -m iolab.servers`` and ``python -m iolab serve`` both do.
+    """
+    from iolab.kit.machine import raise_open_files_limit
+
+    # A server holding thousands of clients should meet its hard limit (ulimit -Hn), a limit the
+    # chapters name, not a shell's soft default of often 1,024 that fails accept() with EMFILE.
+    # Pre-forked children inherit the raised limit.
+    raise_open_files_limit()
+    return MODELS[options.model].serve(options)
 
 
 @dataclass(frozen=True)
@@ -99,44 +153,36 @@ class Server:
         return self.process.pid
 
 
-def serve_argv(
-    model: str, *, workers: int | None = None, backlog: int = BACKLOG, port: int = 0, extra_args: Sequence[str] = (),
-    host: str = HOST,
-) -> list[str]:
-    """The command line of ``python -m iolab serve`` for these settings."""
-    if model not in MODELS:
-        raise ValueError(f"unknown server model {model!r}; the models are: {', '.join(MODELS)}")
-    argv = procs.python_argv("-m", "iolab", "serve", model, "--port", str(port), "--backlog", str(backlog))
-    if host != HOST:
-        argv += ["--host", host]
-    if workers is not None:
-        argv += ["--workers", str(workers)]
-    return argv + list(extra_args)
+# The settings open_server takes: every field of Options but the model.
+_SETTINGS = tuple(field.name for field in dataclasses.fields(Options) if field.name != "model")
+
+
+def _options_for(model: str | Options, **settings: Any) -> Options:
+    """``Options(model, **settings)``, or ``model`` with ``settings`` replaced; TypeError names an unknown setting."""
+    unknown = sorted(set(settings) - set(_SETTINGS))
+    if unknown:
+        raise TypeError(f"unknown server setting{'s' * (len(unknown) > 1)} {', '.join(unknown)}; "
+                        f"the settings are: {', '.join(_SETTINGS)}")
+    if isinstance(model, Options):
+        return dataclasses.replace(model, **settings)
+    return Options(model, **settings)
 
 
 @contextlib.contextmanager
-def open_server(
-    model: str,
-    *,
-    workers: int | None = None,
-    backlog: int = BACKLOG,
-    port: int = 0,
-    extra_args: Sequence[str] = (),
-    host: str = HOST,
-    namespace: str | None = None,
-) -> Iterator[Server]:
-    """Start ``python -m iolab serve MODEL`` and wait until it listens; leaving the block stops it and its workers.
+def open_server(model: str | Options, *, namespace: str | None = None, **settings: Any) -> Iterator[Server]:
+    """Start a server (``python -m iolab.servers``) and wait until it listens; leaving the block stops it and its workers.
 
-    The server uses this process's Julia calibration (``iolab.web.julia.CALIBRATION_ENV``), so servers
+    ``settings`` are those of :class:`Options` (``open_server("prefork", workers=2, header_timeout=1.0)``);
+    an unknown one is a TypeError, a setting that does not apply to the model a ValueError. The
+    server uses this process's Julia calibration (``iolab.web.julia.CALIBRATION_ENV``), so servers
     started here do the same work for the same ``/julia?ms=``. Chapter 12 runs it inside a netlab's
     server namespace: ``open_server(model, host=lab.server_ip, namespace=lab.server_ns)``.
     """
-    argv = netns.exec_argv(namespace, serve_argv(model, workers=workers, backlog=backlog, port=port,
-                                                 extra_args=extra_args, host=host))
+    options = _options_for(model, **settings)
     calibration = {julia.CALIBRATION_ENV: f"{julia.seconds_per_pixel() * 1e9:.1f}"}
-    with procs.open_process(argv, env=calibration) as process:
-        match = process.wait_for_line(LISTENING_PATTERN, timeout=START_SECONDS)
-        yield Server(model, int(match[1]), process, host)
+    with channel.open_child("iolab.servers", options.to_json(), namespace=namespace, env=calibration) as child:
+        match = child.process.wait_for_line(LISTENING_PATTERN, timeout=procs.START_SECONDS)
+        yield Server(options.model, int(match[1]), child.process, options.host)
 
 
-__all__ = ["MODELS", "Model", "Options", "Server", "open_server", "serve_argv"]
+__all__ = ["MODELS", "Model", "Options", "Server", "open_server", "run"]

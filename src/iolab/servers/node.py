@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.kit import procs
+from iolab.kit.procs import START_SECONDS
 from iolab.kit.sockets import HOST, LISTENING, LISTENING_PATTERN
-from iolab.servers import START_SECONDS, Server
+from iolab.servers import Server
 from iolab.web.app import SPRITE_NAME, STATIC_DIR, TINY
 
 SCRIPT = """\

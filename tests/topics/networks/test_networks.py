@@ -37,11 +37,6 @@ def test_a_prefork_server_started_with_the_chapters_settings_has_that_many_child
         assert len(psutil.Process(server.pid).children()) == distance.PREFORK_CHILDREN
 
 
-def test_timeout_args_are_serve_options() -> None:
-    assert attacks.timeout_args() == []
-    assert attacks.timeout_args(1.5, 0.5) == ["--header-timeout", "1.5", "--keepalive-timeout", "0.5"]
-
-
 def test_tls_requests_answer_and_only_tls_has_a_handshake() -> None:
     phases = tls.request_phases(tls.KINDS, samples=3)
     assert sorted(phases.kind.unique()) == sorted(tls.KINDS) and len(phases) == 9

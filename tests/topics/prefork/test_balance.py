@@ -10,7 +10,7 @@ from iolab.load.comparisons import Variant
 from iolab.topics.prefork import balance
 
 SHARED = Variant("prefork", "prefork", 3)
-REUSEPORT = Variant("prefork --reuseport", "prefork", 3, ("--reuseport",))
+REUSEPORT = Variant("prefork --reuseport", "prefork", 3, {"reuseport": True})
 
 
 @pytest.mark.parametrize("variant", [SHARED, REUSEPORT], ids=lambda v: v.label)

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from iolab.kit import procs
+from iolab.kit import machine, procs
 from iolab.topics.wordfreq import corpus, limits, run
 from iolab.topics.wordfreq.counting import TopWords, WordStream
 
@@ -73,18 +73,19 @@ def test_the_cli_prints_one_json_object() -> None:
 def test_too_low_a_descriptor_limit_names_the_limit_and_the_fix() -> None:
     result = run.measure("asyncio", 100, WORDS, open_files=60, timeout=60)
     assert "Too many open files" in result["cause"]
-    assert "ulimit -n 60" in result["error"] and f"ulimit -n {100 + limits.SPARE_FDS}" in result["error"]
+    assert "(ulimit -n) allows 60" in result["error"] and f"`ulimit -n {100 + machine.SPARE_DESCRIPTORS}`" in result["error"]
 
 
 def test_the_cli_help_runs_without_importing_the_clients() -> None:
     out = subprocess.run(procs.python_argv("-m", "iolab", "wordfreq", "--help"), capture_output=True, text=True,
                          timeout=60, check=True).stdout
     assert "--connections" in out and "threads,scratch,asyncio,trio" in out
-    argv = run.client_argv("trio", 5, 3, open_files=100)
-    assert argv[-2:] == ["--open-files", "100"]
 
 
-def test_the_cli_names_the_same_versions_as_the_registry() -> None:
-    from iolab.commands.wordfreq import VERSIONS
-
-    assert VERSIONS == list(run.CLIENTS)
+def test_a_measurement_refuses_what_does_not_apply_before_any_process_starts() -> None:
+    with pytest.raises(ValueError, match="threads, scratch, asyncio, trio"):
+        run.measure("gevent", 5, WORDS)
+    with pytest.raises(ValueError, match="threads version"):
+        run.Measurement("asyncio", 5, stack_kib=256)
+    with pytest.raises(TypeError, match="open_file"):
+        run.measure("asyncio", 5, WORDS, open_file=100)

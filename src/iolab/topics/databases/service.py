@@ -15,7 +15,8 @@ import sys
 from collections.abc import Iterator
 
 from iolab.kit import procs, sockets
-from iolab.servers import START_SECONDS, Server
+from iolab.kit.procs import START_SECONDS
+from iolab.servers import Server
 from iolab.topics.databases.postgres import Database
 from iolab.topics.databases.protocol import serve_service
 from iolab.topics.databases.variants import POOL_OPEN_SECONDS, POOL_SIZE, SERVICES, service_name

@@ -7,7 +7,7 @@ Two experiments, each a table with one row per run:
   once and the runs take turns, so a slow patch of a shared machine lands on every model alike.
 - ``tiny_route_beside_cpu``: a few clients keep asking for Julia sets while an open-loop load of
   tiny requests measures what a cheap request waits for, with the Julia set computed inline in the
-  loop or offloaded to a process pool (``--offload``).
+  loop or offloaded to a process pool (the server's ``offload`` setting).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def tiny_route_beside_cpu(
     ``alone_first``): the tiny route's figures (``p99_ms``...) and the Julia answers/s (``julia_rps``).
     """
     rows = []
-    with open_server(model, extra_args=["--offload"] if offload else []) as server:
+    with open_server(model, offload=offload) as server:
         tiny = LoadSpec(server.url + "/", mode="open", rate=rate, connections=20, duration_s=duration_s)
         run_load(LoadSpec(server.url + "/", connections=10, duration_s=WARMUP_S))
         if alone_first:

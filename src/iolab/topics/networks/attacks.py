@@ -30,16 +30,6 @@ from iolab.topics.networks.distance import PREFORK_CHILDREN, server_settings
 LEGIT_TIMEOUT_S = 2.0  # a legitimate request not answered within this counts as a timeout
 
 
-def timeout_args(header_timeout: float | None = None, keepalive_timeout: float | None = None) -> list[str]:
-    """The ``serve`` options for these timeouts (none: the server waits for ever, as in chapters 1-11)."""
-    args = []
-    if header_timeout is not None:
-        args += ["--header-timeout", f"{header_timeout:g}"]
-    if keepalive_timeout is not None:
-        args += ["--keepalive-timeout", f"{keepalive_timeout:g}"]
-    return args
-
-
 def first_answer_s(url: str, timeout_s: float) -> float | None:
     """Seconds from connect() to the first byte of the answer to one GET; None if none came in time."""
     parts = urlsplit(url)
@@ -56,7 +46,7 @@ def first_answer_s(url: str, timeout_s: float) -> float | None:
 def idle_holders(workers: int = PREFORK_CHILDREN, keepalive_timeout: float | None = None,
                  wait_s: float = 5.0) -> dict[str, object]:
     """Pre-fork with ``workers`` children, as many idle keep-alive clients, then one legitimate GET."""
-    with open_server("prefork", workers=workers, extra_args=timeout_args(keepalive_timeout=keepalive_timeout)) as server:
+    with open_server("prefork", workers=workers, keepalive_timeout=keepalive_timeout) as server:
         with hostile.idle(server.url, count=workers, seconds=wait_s + 5) as attack:
             answered = first_answer_s(server.url, wait_s)
             report = attack.report()
@@ -81,7 +71,7 @@ def slowloris_table(models: Sequence[str], attackers: int, header_timeout: float
     load = {"connections": clients, "duration_s": duration_s, "timeout_s": LEGIT_TIMEOUT_S, "workers": 1}
     for model in models:
         settings = server_settings(model)
-        with open_server(**settings, extra_args=timeout_args(header_timeout=header_timeout)) as server:
+        with open_server(**settings, header_timeout=header_timeout) as server:
             alone = run_load(LoadSpec(server.url + "/", **load))
             with hostile.slowloris(server.url, count=attackers, byte_every_ms=byte_every_ms,
                                    seconds=duration_s + 10) as attack:
@@ -100,7 +90,7 @@ def slow_but_honest(header_timeouts: Sequence[float], head_takes_s: float, clien
     """Clients whose request head takes ``head_takes_s`` to arrive, against each header timeout."""
     rows = []
     for timeout in header_timeouts:
-        with open_server(model, extra_args=timeout_args(header_timeout=timeout)) as server:
+        with open_server(model, header_timeout=timeout) as server:
             report = hostile.slowloris(server.url, count=clients, byte_every_ms=100, seconds=head_takes_s + 1,
                                        finish_after_s=head_takes_s).run()
         rows.append({"model": model, "header_timeout_s": timeout, "head_takes_s": head_takes_s, "clients": clients,

@@ -4,7 +4,11 @@
 - ``server``: the word server (asyncio on uvloop, listening through the kit's ``kit.sockets``);
 - ``counting``: the client's business logic (split bytes into words, a running top-10), shared;
 - ``threads``, ``scratchloop``, ``asyncio``, ``trio``: the four client versions, one module each;
-- ``run``: start the server, run a version, measure it (``python -m iolab wordfreq``: :mod:`iolab.commands.wordfreq`).
+- ``limits``: the limits source 004 ran into (descriptors, threads' memory, the listen backlog), each
+  with its error and its fix;
+- ``run``: start the server, run a version, measure it, each in a process of its own (this
+  package's ``__main__``, ``python -m iolab.topics.wordfreq serve|measure``); the command
+  ``python -m iolab wordfreq`` is :mod:`iolab.commands.wordfreq`.
 
 This file only re-exports.
 """

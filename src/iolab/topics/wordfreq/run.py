@@ -1,14 +1,17 @@
 """Run the word-frequency experiment: start the word server, run one client version, measure it.
 
+- :class:`WordServer` and :class:`Measurement` describe the two processes of a run (the server, and
+  a client version with its settings); ``python -m iolab.topics.wordfreq`` runs either from its JSON.
 - :func:`run_client` runs a version *in this process* and measures it (run time, CPU, peak memory);
-  ``python -m iolab wordfreq`` calls it, so that each measurement is one fresh process.
-- :func:`measure` runs that command as a child process and returns its JSON; :func:`sweep` runs it
-  over versions and connection counts and returns a tidy DataFrame.
+  :func:`measure_here` adds the descriptor limit and a word server of its own around it.
+- :func:`measure` runs a measurement as a fresh child process and returns its JSON; :func:`sweep`
+  runs it over versions and connection counts and returns a tidy DataFrame.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import importlib
 import json
@@ -16,13 +19,15 @@ import os
 import resource
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from iolab.kit import procfs, procs
+from iolab.kit import procfs, procs, sockets
+from iolab.kit.machine import DescriptorLimit
+from iolab.kit.procs import START_SECONDS
 from iolab.kit.sockets import BACKLOG, LISTENING_PATTERN
-from iolab.servers import START_SECONDS
+from iolab.topics.wordfreq import limits
 from iolab.topics.wordfreq.counting import TopWords
-from iolab.topics.wordfreq.limits import descriptor_limit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +41,43 @@ CLIENTS = {
 }
 WORDS = 20  # words per connection, each followed by a 50-150 ms wait: about 2 s of waiting
 TIMEOUT_S = 300.0  # a run longer than this is stuck, not slow
+ENTRY = "iolab.topics.wordfreq"  # what ``python -m`` runs: this package's ``__main__``
+
+
+@dataclass(frozen=True)
+class WordServer:
+    """How to run the word server: words per connection, its accept queue, its port (0: a free one)."""
+
+    words: int = WORDS
+    backlog: int = BACKLOG
+    port: int = 0
+
+    def to_json(self) -> str:
+        """The spec as one JSON argument."""
+        return json.dumps(dataclasses.asdict(self))
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measured run: client version ``model`` over ``connections`` connections to a word server of its own."""
+
+    model: str
+    connections: int
+    words: int = WORDS
+    backlog: int = BACKLOG  # the word server's accept queue
+    open_files: int | None = None  # ulimit -n for the run (source 004's crash); None: raised as far as needed
+    stack_kib: int | None = None  # threads: each thread's stack size (None: ulimit -s)
+    timeout: float = TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        if self.model not in CLIENTS:
+            raise ValueError(f"unknown client version {self.model!r}; the versions are: {', '.join(CLIENTS)}")
+        if self.stack_kib is not None and self.model != "threads":
+            raise ValueError("a stack size (stack_kib, --stack-kib) applies to the threads version")
+
+    def to_json(self) -> str:
+        """The spec as one JSON argument."""
+        return json.dumps(dataclasses.asdict(self))
 
 
 def _memory_mb() -> tuple[float, float]:
@@ -67,7 +109,7 @@ def run_client(model: str, port: int, connections: int, timeout: float = TIMEOUT
     except BaseException as raised:
         error = _innermost(raised)
         if isinstance(error, OSError) and error.errno == errno.EMFILE:
-            raise descriptor_limit(connections, len(connected_at), error) from error
+            raise limits.descriptor_limit(connections, len(connected_at), error) from error
         if error is not raised:
             raise error from raised
         raise
@@ -88,35 +130,53 @@ def run_client(model: str, port: int, connections: int, timeout: float = TIMEOUT
     }
 
 
-def server_argv(words: int = WORDS, backlog: int = BACKLOG, port: int = 0) -> list[str]:
-    """The command line of the word server."""
-    return procs.python_argv("-m", "iolab", "wordfreq", "--serve", "--words", str(words),
-                             "--backlog", str(backlog), "--port", str(port))
-
-
 @contextlib.contextmanager
 def open_word_server(words: int = WORDS, backlog: int = BACKLOG) -> Iterator[int]:
     """Start the word server and wait until it listens; its port. Leaving the block stops it."""
-    with procs.open_process(server_argv(words, backlog)) as process:
+    argv = procs.python_argv("-m", ENTRY, "serve", WordServer(words, backlog).to_json())
+    with procs.open_process(argv) as process:
         yield int(process.wait_for_line(LISTENING_PATTERN, timeout=START_SECONDS)[1])
 
 
-def client_argv(model: str, connections: int, words: int = WORDS, *, backlog: int | None = None,
-                open_files: int | None = None, stack_kib: int | None = None, timeout: float = TIMEOUT_S) -> list[str]:
-    """The command line ``python -m iolab wordfreq ... --json`` for these settings."""
-    argv = procs.python_argv("-m", "iolab", "wordfreq", "--model", model, "--connections", str(connections),
-                             "--words", str(words), "--timeout", str(timeout), "--json")
-    for flag, value in (("--backlog", backlog), ("--open-files", open_files), ("--stack-kib", stack_kib)):
-        if value is not None:
-            argv += [flag, str(value)]
-    return argv
+def run_word_server(spec: WordServer) -> int:
+    """Run the word server ``spec`` describes in this process until SIGTERM or SIGINT; the exit code."""
+    from iolab.topics.wordfreq import server  # imports uvloop: only the server needs it
+
+    return server.serve(spec.port, spec.words, spec.backlog)
+
+
+def measure_here(spec: Measurement) -> dict[str, Any] | None:
+    """Run ``spec`` in this process: set the descriptor limit, start a word server, run the client version.
+
+    What :func:`run_client` measured; ``{"error": ..., "cause": ...}`` if the run failed (too few
+    descriptors, a timeout...); None if SIGTERM or SIGINT stopped it.
+    """
+    if spec.open_files:
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (spec.open_files, hard))
+    else:
+        limits.raise_open_files(spec.connections)
+    result = None
+    # SIGTERM raises Stop in here, so that leaving the block stops the server (in its own group).
+    with sockets.stopped_by_signals():
+        try:
+            with open_word_server(spec.words, spec.backlog) as port:
+                result = run_client(spec.model, port, spec.connections, spec.timeout, spec.stack_kib)
+        except (DescriptorLimit, RuntimeError, OSError, TimeoutError) as error:
+            cause = error.__cause__ or error
+            return {"model": spec.model, "connections": spec.connections, "error": str(error),
+                    "cause": f"{type(cause).__name__}: {cause}"}
+    return result
 
 
 def measure(model: str, connections: int, words: int = WORDS, **options: Any) -> dict[str, Any]:
-    """Run one client version in a fresh process (with its own server); its JSON, or ``{"error": ...}`` if it failed."""
-    timeout = options.get("timeout", TIMEOUT_S)
-    with procs.open_process(client_argv(model, connections, words, **options)) as process:
-        code = process.wait(timeout + 2 * START_SECONDS)
+    """Run one client version in a fresh process (with its own server); its JSON, or ``{"error": ...}`` if it failed.
+
+    ``options`` are the other fields of :class:`Measurement` (``open_files=300``, ``timeout=60``...).
+    """
+    spec = Measurement(model, connections, words, **options)
+    with procs.open_process(procs.python_argv("-m", ENTRY, "measure", spec.to_json())) as process:
+        code = process.wait(spec.timeout + 2 * START_SECONDS)
         lines = list(process.lines)
     for line in reversed(lines):
         if line.startswith("{"):

@@ -2,8 +2,9 @@
 
 Source 004's was a thread per connection; this one is an asyncio Protocol on uvloop, so that the
 server stays the cheap side of the experiment at 10,000 connections (a timer and a write per word)
-and the clients are what is measured. It is started by ``python -m iolab wordfreq --serve``, listens
-through the kit (``iolab.kit.sockets``) and prints the same "listening on" line as the HTTP servers.
+and the clients are what is measured. It is started by ``python -m iolab.topics.wordfreq serve`` (see
+``run.open_word_server``), listens through the kit (``iolab.kit.sockets``) and prints the same
+"listening on" line as the HTTP servers.
 """
 
 from __future__ import annotations
