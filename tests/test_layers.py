@@ -1,13 +1,20 @@
-"""The lab kit's folders are its layers: imports go only downward, topics stay apart, no cycles.
+"""The lab kit's folders are its layers: imports point down, topics stay apart, no cycles.
 
-The rule is the one ``src/iolab/__init__.py`` states. The checker reads every module's imports with
-``ast`` (function-level ones too: a cycle through a late import is still a cycle in the design), so it
-runs nothing; the last tests plant a violation in a copy of a small tree to show that it catches each.
+The rule is the table in ``src/iolab/__init__.py``'s docstring, and only there: this file reads it
+(:func:`layer_table`) and has no copy of its own. The checker reads every module with ``ast``, so it
+runs nothing. It counts every import: inside functions (a cycle through a late import is still a
+cycle in the design), under ``if TYPE_CHECKING:`` (a type named in an annotation is a dependency
+too) and relative ones (resolved to the module they name). It also reads string constants, for a
+module below ``commands`` that starts ``python -m iolab COMMAND``: that is a dependency on the top
+layer's command line which no import shows. The last tests plant each kind of violation in a copy
+of the tree and show that it is caught.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
+import re
 import shutil
 from pathlib import Path
 
@@ -15,24 +22,75 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
-# What each part may import from (besides itself). Listed downward from the top: a part's row names
-# only parts listed below it. The package's own __init__ re-exports from kit; __main__ runs commands.
-MAY_IMPORT: dict[str, set[str]] = {
-    "commands": {"kit", "web", "scratchloop", "servers", "load", "topics", "homework", "netlab"},
-    "homework": {"kit"},
-    "topics": {"kit", "web", "scratchloop", "servers", "load", "netlab"},
-    "netlab": {"kit"},
-    "load": {"kit", "web", "servers"},
-    "servers": {"kit", "web", "scratchloop"},
-    "web": {"kit"},
-    "scratchloop": set(),
-    "kit": set(),
-    "__init__": {"kit"},
-    "__main__": {"commands"},
-}
+# The package's own two files stand outside the table, as the sentence under it says: its
+# ``__init__`` re-exports from kit, its ``__main__`` runs the commands.
+OWN_FILES: dict[str, set[str]] = {"__init__": {"kit"}, "__main__": {"commands"}}
+# The parts that may start the command line: it is theirs.
+COMMAND_LINE_PARTS = {"commands", "__main__"}
+# The kit has about 190 modules: a checker that finds fewer is reading the wrong folder, and would
+# pass every test for want of anything to check.
+MIN_MODULES = 100
 MAX_LINES = 400
 # A module may be longer if its docstring says why, in a sentence that starts with these words.
 LONG_REASON = "Longer than 400 lines because"
+
+# The table: a header line, then one row per package until a blank line.
+TABLE_HEADER = re.compile(r"^\s+level\s+package\s+may import from\s*$")
+TABLE_ROW = re.compile(r"^\s+(\d+)\s+([a-z_]+)\s+(\S.*?)\s*$")
+IMPORTS_NOTHING = "nothing in iolab"
+
+# ``python -m iolab serve ...`` in one string (``-m iolab.load.worker``, a module's own entry point,
+# is fine); as argv items it is "-m" then "iolab", or "iolab" (the console script) then a word.
+COMMAND_LINE_TEXT = re.compile(r"-m\s+iolab(?![\w.])")
+
+
+class LayerTableError(ValueError):
+    """The layer table in ``iolab/__init__.py`` is missing, or says something that cannot be a layering."""
+
+
+def layer_table(src: Path) -> dict[str, set[str]]:
+    """What each package may import, as the table in ``iolab/__init__.py``'s docstring says.
+
+    Raises :class:`LayerTableError` when there is no table, a row cannot be read, or a row names a
+    package that is not on a lower level (rows go bottom to top, so those are the rows above it).
+    """
+    init = src / "iolab" / "__init__.py"
+    lines = (ast.get_docstring(ast.parse(init.read_text())) or "").splitlines()
+    where = f"{init}'s layer table"
+    start = next((i for i, line in enumerate(lines) if TABLE_HEADER.match(line)), None)
+    if start is None:
+        raise LayerTableError(f"{where} is missing: no header line 'level  package  may import from'")
+    levels: dict[str, int] = {}
+    table: dict[str, set[str]] = {}
+    for line in itertools.takewhile(str.strip, lines[start + 1:]):
+        row = TABLE_ROW.match(line)
+        if row is None:
+            raise LayerTableError(f"{where}: cannot read {line.strip()!r}: a row is 'LEVEL PACKAGE A, B, ...' "
+                                  f"or 'LEVEL PACKAGE {IMPORTS_NOTHING}'")
+        level, package, allowed = int(row[1]), row[2], row[3]
+        if package in table:
+            raise LayerTableError(f"{where}: {package} has two rows")
+        if levels and level < max(levels.values()):
+            raise LayerTableError(f"{where}: {package} is on level {level} after level {max(levels.values())}: "
+                                  "the rows go bottom to top")
+        names = set() if allowed == IMPORTS_NOTHING else {name.strip() for name in allowed.split(",")}
+        below = {name for name, at in levels.items() if at < level}
+        if names - below:
+            wrong = ", ".join(sorted(names - below))
+            raise LayerTableError(f"{where}: {package} (level {level}) may import from {wrong}: not a package on a "
+                                  "lower level (imports point down)")
+        levels[package], table[package] = level, names
+    if not table:
+        raise LayerTableError(f"{where} has a header and no rows")
+    return table
+
+
+def may_import(src: Path) -> dict[str, set[str]]:
+    """The table of ``src``'s kit, with the package's own two files."""
+    return layer_table(src) | OWN_FILES
+
+
+MAY_IMPORT = may_import(SRC)
 
 
 def module_name(path: Path, src: Path) -> str:
@@ -44,25 +102,35 @@ def module_name(path: Path, src: Path) -> str:
 
 
 def modules(src: Path) -> dict[str, Path]:
-    """Every module of the ``iolab`` package under ``src``, by dotted name."""
-    return {module_name(p, src): p for p in sorted((src / "iolab").rglob("*.py"))}
+    """Every module of the ``iolab`` package under ``src``, by dotted name (more than MIN_MODULES of them)."""
+    found = {module_name(p, src): p for p in sorted((src / "iolab").rglob("*.py"))}
+    assert len(found) > MIN_MODULES, f"only {len(found)} modules under {src / 'iolab'}: is SRC the kit's folder?"
+    return found
 
 
-def imports(path: Path, known: set[str]) -> set[str]:
-    """The iolab modules ``path`` imports: ``from a.b import c`` names ``a.b.c`` if that is a module, else ``a.b``."""
+def absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from`` import names: ``from ..servers import X`` in ``iolab.kit.procfs`` is ``iolab.servers``."""
+    if node.level == 0:
+        return node.module or ""
+    parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+    return ".".join(parts + [node.module] if node.module else parts)
+
+
+def imports(path: Path, name: str, known: set[str]) -> set[str]:
+    """The iolab modules module ``name`` (at ``path``) imports: ``from a.b import c`` names ``a.b.c`` if that
+    is a module, else ``a.b``."""
     found: set[str] = set()
-    tree = ast.parse(path.read_text(), str(path))
-    # Imports under ``if TYPE_CHECKING:`` name a type for an annotation and never run: two classes that
-    # hold each other (a connection slot and its run) may name each other that way.
-    for block in [n for n in ast.walk(tree) if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]:
-        block.body = []
-    for node in ast.walk(tree):
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == "iolab"}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] == "iolab":
+        elif isinstance(node, ast.ImportFrom):
+            module = absolute(node, package)
+            if module.split(".")[0] != "iolab":
+                continue
             for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                found.add(sub if sub in known else node.module)
+                sub = f"{module}.{alias.name}"
+                found.add(sub if sub in known else module)
     return found
 
 
@@ -79,26 +147,72 @@ def topic(module: str) -> str | None:
 
 
 def violations(src: Path) -> list[str]:
-    """Every import that breaks the layering, as ``importer -> imported: why``."""
+    """Every import that breaks the layering of ``src``'s own table, as ``importer -> imported: why``."""
+    table = may_import(src)
     mods = modules(src)
     found = []
     for name, path in mods.items():
         mine = part(name)
-        for target in sorted(imports(path, set(mods))):
+        for target in sorted(imports(path, name, set(mods))):
             theirs = part(target)
             if target == "iolab" and mine != "__init__":
                 found.append(f"{name} -> iolab: import the module itself, not the package's re-exports")
-            elif theirs != mine and theirs not in MAY_IMPORT[mine]:
+            elif theirs != mine and theirs not in table[mine]:
                 found.append(f"{name} -> {target}: {mine} may not import from {theirs}")
             elif mine == theirs == "topics" and topic(target) not in (None, topic(name)):
                 found.append(f"{name} -> {target}: a topic never imports another topic")
     return found
 
 
+def text_for_people(tree: ast.AST) -> set[int]:
+    """The ids of the string constants that are docstrings or what a ``raise`` says: text for people."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+        elif isinstance(node, ast.Raise):
+            found |= {id(inner) for inner in ast.walk(node) if isinstance(inner, ast.Constant)}
+    return found
+
+
+def command_line_starts(src: Path) -> list[str]:
+    """Every place below ``commands`` that starts ``python -m iolab COMMAND``, as ``module:line: why``.
+
+    A docstring or an error message may tell a person to run a command; code that runs one makes its
+    layer depend on the top layer's argument grammar, an upward dependency no import shows.
+    """
+    found = []
+    for name, path in modules(src).items():
+        if part(name) in COMMAND_LINE_PARTS:
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        for_people = text_for_people(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+                items = node.elts
+            elif isinstance(node, ast.Call):
+                items = node.args
+            else:
+                items = []
+            words = [item.value if isinstance(item, ast.Constant) and isinstance(item.value, str) else None
+                     for item in items]
+            pairs = list(zip(words, words[1:]))
+            if ("-m", "iolab") in pairs or any(first == "iolab" and second is not None for first, second in pairs):
+                found.append(f"{name}:{node.lineno}: runs iolab's command line (argv {words[:4]}...)")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in for_people:
+                for offset, line in enumerate(node.value.splitlines()):
+                    if COMMAND_LINE_TEXT.search(line):
+                        found.append(f"{name}:{node.lineno + offset}: runs iolab's command line ({line.strip()[:60]!r})")
+    return [f"{place}: below commands, start the layer's own `python -m iolab.<module>` entry point"
+            for place in found]
+
+
 def cycles(src: Path) -> list[list[str]]:
     """The groups of modules that import each other in a circle (strongly connected components, Tarjan)."""
     mods = modules(src)
-    graph = {name: imports(path, set(mods)) & set(mods) for name, path in mods.items()}
+    graph = {name: imports(path, name, set(mods)) & set(mods) for name, path in mods.items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -147,6 +261,10 @@ def test_every_import_goes_down_a_layer_and_topics_stay_apart() -> None:
     assert violations(SRC) == []
 
 
+def test_no_module_below_commands_starts_the_command_line() -> None:
+    assert command_line_starts(SRC) == []
+
+
 def test_no_modules_import_each_other_in_a_circle() -> None:
     assert cycles(SRC) == []
 
@@ -155,8 +273,8 @@ def test_no_module_is_over_400_lines_without_a_reason() -> None:
     assert too_long(SRC) == []
 
 
-def test_every_part_of_the_package_is_a_known_layer() -> None:
-    assert {part(name) for name in modules(SRC)} <= set(MAY_IMPORT)
+def test_every_package_has_a_row_in_the_table_and_every_row_a_package() -> None:
+    assert {part(name) for name in modules(SRC)} == set(MAY_IMPORT)
 
 
 # --- the checker catches what it is for ---------------------------------------------------------
@@ -164,20 +282,39 @@ def test_every_part_of_the_package_is_a_known_layer() -> None:
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    """A copy of the kit small enough to plant violations in: the real tree, which passes."""
-    shutil.copytree(SRC / "iolab", tmp_path / "iolab")
+    """A copy of the real tree, which passes, to plant violations in."""
+    shutil.copytree(SRC / "iolab", tmp_path / "iolab", ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path
 
 
-def plant(tree: Path, module: str, code: str) -> None:
-    path = tree.joinpath(*module.split(".")).with_suffix(".py")
-    path.write_text(path.read_text() + "\n" + code + "\n")
+def plant(tree: Path, module: str, code: str) -> int:
+    """Append ``code`` to ``module`` in ``tree``; the line it starts on."""
+    path = tree.joinpath(*module.split("."))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    text = path.read_text()
+    path.write_text(text + "\n" + code + "\n")
+    return len(text.splitlines()) + 2
 
 
 def test_an_upward_import_is_caught(tree: Path) -> None:
     assert violations(tree) == []
     plant(tree, "iolab.kit.procfs", "from iolab.servers import MODELS")
     assert violations(tree) == ["iolab.kit.procfs -> iolab.servers: kit may not import from servers"]
+
+
+def test_a_relative_upward_import_is_caught(tree: Path) -> None:
+    plant(tree, "iolab.kit.procfs", "from ..servers import MODELS")
+    plant(tree, "iolab.topics.prefork", "from ..locks import counters")  # a package's __init__
+    assert violations(tree) == [
+        "iolab.kit.procfs -> iolab.servers: kit may not import from servers",
+        "iolab.topics.prefork -> iolab.topics.locks.counters: a topic never imports another topic",
+    ]
+
+
+def test_an_upward_import_for_type_checking_only_is_caught(tree: Path) -> None:
+    plant(tree, "iolab.web.http",
+          "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from iolab.load import run_load")
+    assert violations(tree) == ["iolab.web.http -> iolab.load: web may not import from load"]
 
 
 def test_a_late_upward_import_inside_a_function_is_caught(tree: Path) -> None:
@@ -197,6 +334,54 @@ def test_importing_commands_is_caught(tree: Path) -> None:
     assert violations(tree) == ["iolab.topics.c10k.runner -> iolab.commands.table: topics may not import from commands"]
 
 
+def test_the_rule_is_the_table_in_the_package_docstring(tree: Path) -> None:
+    init = tree / "iolab" / "__init__.py"
+    init.write_text(init.read_text().replace("    3      servers      kit, web, scratchloop",
+                                             "    3      servers      kit, web"))
+    assert violations(tree) == [
+        "iolab.servers.scratchloop -> iolab.scratchloop.loop: servers may not import from scratchloop"
+    ]
+
+
+LOAD_ROW = "    4      load         kit, web, servers"
+
+
+@pytest.mark.parametrize(("row", "error"), [
+    (f"{LOAD_ROW}, topics", "load \\(level 4\\) may import from topics: not a package on a lower level"),
+    ("    4      load         kit, web, server", "may import from server: not a package on a lower level"),
+    ("    2      load         kit", "load is on level 2 after level 3: the rows go bottom to top"),
+    ("    4      load", "cannot read '4      load'"),
+    ("    four   load         kit", "cannot read 'four   load         kit'"),
+])
+def test_a_table_that_cannot_be_a_layering_fails_clearly(tree: Path, row: str, error: str) -> None:
+    init = tree / "iolab" / "__init__.py"
+    init.write_text(init.read_text().replace(LOAD_ROW, row))
+    with pytest.raises(LayerTableError, match=error):
+        violations(tree)
+
+
+def test_a_missing_table_fails_clearly(tree: Path) -> None:
+    init = tree / "iolab" / "__init__.py"
+    init.write_text(init.read_text().replace("level  package      may import from", "level  package"))
+    with pytest.raises(LayerTableError, match="layer table is missing"):
+        violations(tree)
+
+
+def test_starting_the_command_line_below_commands_is_caught(tree: Path) -> None:
+    assert command_line_starts(tree) == []
+    at = plant(tree, "iolab.kit.procfs", 'ARGV = "python -m iolab serve asyncio"')
+    then = plant(tree, "iolab.load.stall", 'def f():\n    return ["python", "-m", "iolab", "load", "http://x/"]')
+    # Text for people is not a command line run: a docstring, an error message.
+    plant(tree, "iolab.kit.scale", 'def g():\n    """Try ``python -m iolab serve``."""\n    raise OSError("see python -m iolab ps")')
+    plant(tree, "iolab.kit.guard", 'ARGV = ["python", "-m", "iolab.load.worker", "{}"]')
+    advice = "below commands, start the layer's own `python -m iolab.<module>` entry point"
+    assert command_line_starts(tree) == [
+        f"iolab.kit.procfs:{at}: runs iolab's command line ('python -m iolab serve asyncio'): {advice}",
+        f"iolab.load.stall:{then + 1}: runs iolab's command line (argv ['python', '-m', 'iolab', 'load']...): "
+        f"{advice}",
+    ]
+
+
 def test_a_cycle_is_caught(tree: Path) -> None:
     assert cycles(tree) == []
     plant(tree, "iolab.kit.procfs", "from iolab.kit import guard")
@@ -207,6 +392,11 @@ def test_a_cycle_is_caught(tree: Path) -> None:
 def test_a_long_module_needs_a_reason(tree: Path) -> None:
     plant(tree, "iolab.kit.scale", "\n".join(f"X{i} = {i}" for i in range(MAX_LINES)))
     assert too_long(tree) == [f"iolab.kit.scale: {len((tree / 'iolab/kit/scale.py').read_text().splitlines())} lines"]
+
+
+def test_a_missing_tree_is_not_a_clean_one(tmp_path: Path) -> None:
+    with pytest.raises(AssertionError, match="only 0 modules"):
+        modules(tmp_path)
 
 
 def test_the_tests_folders_mirror_the_packages() -> None:

@@ -1,26 +1,52 @@
 """iolab: the lab kit of the course on synchronous and asynchronous I/O.
 
-The folders are the architecture: five layers, each importing only from the layers above it in this
-list, never from one below (a test, ``tests/test_layers.py``, enforces it):
+The folders are the architecture: packages on six levels, ``kit`` at the bottom, and imports point
+down. A package imports only from the packages its row names, each on a lower level than its own:
+never from one above it or beside it. This table is the rule itself: ``tests/test_layers.py`` reads
+it, and fails on an import it does not allow, and on a module below ``commands`` that starts
+``python -m iolab COMMAND``. Bottom to top::
 
-1. ``kit``: processes, ``/proc``, the machine, scale, results, plots, sockets, the guard;
-2. ``web`` (the HTTP protocol, the app, the Julia set) and ``scratchloop`` (chapter 5's event loop,
-   built from nothing: it imports nothing from iolab at all);
-3. ``servers`` (one module per concurrency model) and ``load`` (the load generator, sweeps, external tools);
-4. ``topics``: one package per concept of the course (``topics.prefork``, ``topics.upstreams``...); a topic
-   never imports another topic;
-5. ``commands``: ``python -m iolab COMMAND``, one module per topic; nothing imports it.
+    level  package      may import from
+    1      kit          nothing in iolab
+    1      scratchloop  nothing in iolab
+    2      web          kit
+    2      netlab       kit
+    2      homework     kit
+    3      servers      kit, web, scratchloop
+    4      load         kit, web, servers
+    5      topics       kit, web, scratchloop, netlab, servers, load
+    6      commands     kit, web, scratchloop, netlab, homework, servers, load, topics
 
-Beside ``topics`` stand ``homework`` (student editions and the grader), which imports only ``kit``: it
-reads notebooks, it does not run experiments; and ``netlab`` (chapter 12's simulated network: two
-network namespaces joined by an impaired link), which imports only ``kit`` too. The servers and the
-load generator run inside its namespaces by name (``kit.netns``), without importing it.
+What each package is, bottom to top:
 
-Where new code goes: an experiment of a chapter goes in that chapter's topic; a helper that two topics
-need moves down to ``kit`` (or ``web``, ``servers``, ``load`` if that is what it is about); a command
-goes in ``commands`` and only parses, calls a topic and prints. A module stays under about 400 lines.
+- ``kit``: processes, ``/proc``, the machine, scale, results, plots, sockets, the guard;
+- ``scratchloop``: chapter 5's event loop, built from nothing (a server model runs on it);
+- ``web``: what the servers serve: the HTTP protocol (sans-I/O), the app, the Julia set;
+- ``netlab``: chapter 12's simulated network, two network namespaces joined by an impaired link; the
+  servers and the load generator run inside its namespaces by name (``kit.netns``), without importing it;
+- ``homework``: student editions and the grader; it reads notebooks, it runs no experiment;
+- ``servers``: one module per concurrency model, and ``MODELS``, the table of them;
+- ``load``: the load generator, and the sweeps and comparisons that run it against the servers;
+- ``topics``: one package per concept of the course (``topics.prefork``, ``topics.upstreams``...); a
+  topic never imports another topic;
+- ``commands``: ``python -m iolab COMMAND``: a module per chapter's instruments or per group of tools,
+  and what they share; nothing imports it.
 
-This file only re-exports the names notebooks use most.
+Outside the table, this file re-exports from ``kit`` only, and ``__main__`` only runs ``commands``.
+
+Where new code goes: in the lowest layer that has everything it uses.
+
+- An experiment of a chapter goes in that chapter's topic. A helper that two topics need moves down,
+  to ``kit`` or to ``web``, ``servers`` or ``load`` if that is what it is about.
+- Harness code that spans the servers and the load generator (``load.sweeps``, ``load.comparisons``)
+  goes in ``load``, the lowest layer that has both.
+- A child process's ``python -m`` entry point goes in a module of the lowest layer that has what the
+  child runs (``python -m iolab.servers``, ``python -m iolab.load.worker``), and takes its settings
+  as one typed object (a dataclass as JSON), not as a command line made for people. Nothing below
+  ``commands`` starts ``python -m iolab COMMAND``.
+- A command goes in ``commands`` and only parses its arguments, calls the layers below and prints.
+
+A module stays under about 400 lines. This file only re-exports the names notebooks use most.
 """
 
 from iolab.kit.procs import ProcessFailed, ProcessTimeout, open_fork, open_process

@@ -1,5 +1,4 @@
 import json
-import types
 from datetime import datetime
 
 import pandas as pd
@@ -44,17 +43,6 @@ def test_published_figures_are_read_by_source():
     julia = results.published("000").query("experiment == 'julia-processes'")
     assert set(julia.quantity) >= {"cores", "slowdown vs one request per core"}
     assert results.published("002").query("experiment == 'db-variants'").value.tolist()[0] == 52.47
-
-
-def test_the_public_face_exports_exactly_what_it_documents(monkeypatch):
-    public = {n for n, v in vars(iolab).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)}
-    assert sorted(iolab.__all__) == sorted(public) == [
-        "ProcessFailed", "ProcessTimeout", "Scale", "open_fork", "open_process", "scale"
-    ]
-    monkeypatch.setenv("IOLAB_SCALE", "quick")
-    assert iolab.scale().name == "quick"
-    with iolab.open_fork(lambda: 7) as child:
-        assert child.wait() == 7
 
 
 def test_cli_prints_json_tables(capsys):

@@ -1,10 +1,22 @@
 """``python -m iolab COMMAND``: every instrument of the lab kit, from a terminal.
 
-The top layer of the kit: one module per chapter's concept, each with the ``add_*`` functions that
-register its commands. A command parses its arguments, calls the topic that does the work and prints
-the result (a table by default, one JSON document with ``--json``); the logic stays in the topic.
-Heavy imports happen inside each command's ``run``, so that ``--help`` is fast. Nothing in the kit
-imports this package.
+The top layer of the kit. A command parses its arguments, calls the layers below, which do the work,
+and prints the result (a table by default, one JSON document with ``--json``). Heavy imports happen
+inside each command's ``run``, so that ``--help`` is fast. Nothing in the kit imports this package
+or starts ``python -m iolab COMMAND``: the processes the kit starts have entry points of their own
+(``python -m iolab.servers``, ``python -m iolab.load.worker``).
+
+A module per chapter's instruments or per group of tools, each with the ``add_*`` functions that
+register its commands (``CHAPTERS`` lists them for ``--help``, by chapter):
+
+- the chapters, in the order of the course: ``processes`` (``costs``, ``cow``, ``julia``),
+  ``blocking_io`` (``readiness``), ``sockets`` (``backlog``), ``prefork`` (``balance``), ``wordfreq``,
+  ``event_loops`` (``looplag``), ``upstreams``, ``locks``, ``databases`` (``db``), ``c10k``
+  (``sleepers``), and chapter 12's ``netlab`` and ``networks``;
+- the tools every chapter uses: ``servers`` (``serve``), ``load``, ``attack`` (bad clients against a
+  server), ``tools`` (``guard``, ``machine``, ``ps``) and ``homework``;
+- what the commands share: ``argtypes`` (argument types that refuse a bad number with a reason) and
+  ``table`` (the registry's type, and one way to print a table).
 """
 
 from __future__ import annotations
@@ -93,3 +105,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+__all__ = ["CHAPTERS", "build_parser", "main"]

@@ -171,7 +171,7 @@ def add_homework(sub: Subparsers) -> None:
 
     scope.set_defaults(run=run_gradescope)
 
-    scope_run = actions.add_parser("gradescope-run", help="grade a Gradescope submission (what run_autograder calls)",
+    scope_run = actions.add_parser("gradescope-run", help="grade a Gradescope submission (as run_autograder does)",
                                    description="Grade ROOT/submission/*.ipynb against ROOT/source/notebooks and write "
                                    "ROOT/results/results.json, as Gradescope's run_autograder does.")
     scope_run.add_argument("--root", type=Path, default=None, help="the autograder's root (default: $AUTOGRADER_ROOT or /autograder)")

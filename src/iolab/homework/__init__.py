@@ -11,7 +11,9 @@ runs none of the student's code, runs the instructor's check cells on them, part
 (``checks``: public asserts gate, each hidden assert scores a share). ``batch`` grades a class,
 several at a time; ``reports`` writes the gradebook, pass rates and feedback; ``intake`` unpacks an
 LMS's download; ``gradescope`` packages the grader in Gradescope's format; ``notes`` and ``times``
-feed the book's instructor notes. Per-student parameters come from ``iolab.kit.student``.
+feed the book's instructor notes. ``leaks`` finds a graded answer a student could read before its
+question; ``private`` reads an instructor's own checks and course secret, kept outside the
+repository. Per-student parameters come from ``iolab.kit.student``.
 
 It imports only from ``kit``; ``python -m iolab homework`` is its command line.
 """

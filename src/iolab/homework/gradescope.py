@@ -56,7 +56,7 @@ set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 PYTHON="${AUTOGRADER_PYTHON:-$ROOT/source/.venv/bin/python}"
 cd "$ROOT/source"
-PYTHONPATH="$ROOT/source/src" exec "$PYTHON" -m iolab homework gradescope-run --root "$ROOT"
+PYTHONPATH="$ROOT/source/src" exec "$PYTHON" -m iolab.homework.gradescope "$ROOT"
 """
 
 
@@ -164,3 +164,13 @@ def run(root: Path, options: Options | None = None) -> Path:
 
 
 DEFAULT_ROOT = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+
+
+def main(argv: list[str]) -> int:
+    """``python -m iolab.homework.gradescope ROOT``, what ``run_autograder`` runs: grade ROOT's submission."""
+    print(f"results: {run(Path(argv[1]))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,6 +1,7 @@
 """The bottom layer: tools every experiment uses, about processes, the machine and the results.
 
 - ``procs``: start, fork, watch and stop child processes, always inside a ``with`` block;
+- ``channel``: a child started with a JSON spec that reports progress and one JSON result;
 - ``procfs``: what ``/proc`` says about a process (state, CPU seconds, memory);
 - ``procnet``: what ``/proc/net`` says about TCP sockets (states, accept queues, listen drops);
 - ``together``: N children released at one start line, each timing its own job;
@@ -11,8 +12,10 @@
 - ``netns``: run a program, or this thread, inside a named network namespace (chapter 12);
 - ``loops`` and ``runners``: the asyncio loops by name, and running asyncio or trio from a notebook;
 - ``scale``: the quick/full switch; ``results``: saving measurements; ``plots``: the one figure style;
-- ``paths`` and ``cache``: where the course's data is, and the folder for build caches;
-- ``lazy``: re-exports imported on first use.
+- ``paths`` and ``cache``: where the course's data is (``IOLAB_DATA``), and the folder for build caches;
+- ``lazy``: re-exports imported on first use;
+- ``student`` and ``expect``, for the exercises: per-student parameters (``IOLAB_STUDENT``), and what
+  a check cell's public asserts ask of an answer.
 
 Nothing here imports any other part of ``iolab``.
 """

@@ -12,7 +12,8 @@ Layout, one idea per module:
   - ``schedule``: the window it issues requests in and, in an open loop, the schedule, and
   - ``tally``: what it counted, second by second;
 - ``manager``: ``run_load``, which starts the workers and merges their results;
-- ``sweeps``, ``comparisons``: many servers and settings as one tidy table; ``stall``: freeze a server mid-run;
+- ``sweeps``, ``comparisons``: many servers and settings as one tidy table (they start the servers:
+  ``load`` is the layer above ``servers``); ``stall``: freeze a server mid-run;
 - ``external``: wrk, ab and nginx beside the kit (optional tools);
 - ``hostile``: slow and hostile clients (slowloris, idle holders, slow readers) beside a measurement.
 

@@ -20,6 +20,7 @@ import asyncio
 from time import perf_counter
 from typing import Any
 
+from iolab.kit.channel import send_progress
 from iolab.load.client import request_bytes
 from iolab.load.schedule import OpenSchedule, Window
 from iolab.load.share import Share
@@ -51,7 +52,9 @@ class Run:
         self.slots = [Slot(self) for _ in range(share.connections)]
         self.window = Window(spec.duration_s, share.max_requests)
         # None in a closed loop, where a slot sends again as soon as it is free.
-        self.schedule = OpenSchedule(share.rate, share.phase_s) if spec.mode == "open" and share.rate else None
+        self.schedule: OpenSchedule[Slot] | None = (
+            OpenSchedule(share.rate, share.phase_s) if spec.mode == "open" and share.rate else None
+        )
         self.tally = Tally(spec.duration_s)
         self.done = asyncio.Event()  # set when the window has closed and nothing is in flight
 
@@ -181,7 +184,7 @@ class Run:
             self.loop.call_later(SWEEP_S, self._sweep)
 
     def _report(self, second: int) -> None:
-        print(f"TICK {second} {self.tally.answers} {self.tally.error_count}", flush=True)
+        send_progress(second, self.tally.answers, self.tally.error_count)
         if self.window.issuing:
             next_at = self.window.t0 + second + 1
             self.loop.call_later(max(0.0, next_at - perf_counter()), self._report, second + 1)

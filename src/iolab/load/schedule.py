@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import collections
 import sys
-from typing import TYPE_CHECKING
+from typing import Generic, TypeVar
 
-if TYPE_CHECKING:
-    from iolab.load.slot import Slot
+# What sends a due request: the run's connection slots. The schedule only holds them in order, so it
+# need not know what they are.
+T = TypeVar("T")
 
 
 class Window:
@@ -49,7 +50,7 @@ class Window:
         return (self.last_answer - self.t0) if self.stopped_early else self.duration_s
 
 
-class OpenSchedule:
+class OpenSchedule(Generic[T]):
     """The open loop's schedule: when each request is due, and which connection sends it.
 
     Request n is due at ``first + n * interval`` (:meth:`iolab.load.run.Run._tick` computes it
@@ -67,10 +68,10 @@ class OpenSchedule:
         self.phase_s = phase_s  # offset of this worker's schedule, so that the workers' interleave
         self.interval = 1.0 / rate
         self.first = self.next_intended = 0.0
-        self.free: collections.deque[Slot] = collections.deque()
+        self.free: collections.deque[T] = collections.deque()  # free connections, longest free first
         self.waiting: collections.deque[float] = collections.deque()  # intended times, oldest first
 
-    def start(self, t0: float, slots: list[Slot]) -> None:
+    def start(self, t0: float, slots: list[T]) -> None:
         """Begin at ``t0`` (plus this worker's phase) with every slot free."""
         self.first = self.next_intended = t0 + self.phase_s
         self.free.extend(slots)

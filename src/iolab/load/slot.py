@@ -3,19 +3,39 @@
 A slot stands for one client: it owns at most one connection at a time, reconnects when that
 connection goes, and counts what it sent and the 2xx answers it got (``never_served`` is the
 number of slots whose count stayed 0). What an answer or an error means for the run, and what the
-slot sends next, the slot leaves to its :class:`iolab.load.run.Run`.
+slot sends next, the slot leaves to its owner, the worker's :class:`iolab.load.run.Run`.
+:class:`Owner` says what a slot needs from it, so that this module imports nothing from ``run``
+and the import points one way, ``run`` to ``slot`` (as :class:`iolab.load.client.Listener` does
+for a connection and its slot).
+
+The owner, not the slot, ends a request: ``fire`` sets ``busy``, and only the owner sets it back to
+False, in ``answer`` or ``error``. A connect that failed keeps the slot busy through the owner's
+back-off pause, so that a run does not count as finished while a slot waits to try again.
 """
 
 from __future__ import annotations
 
 import asyncio
 from time import perf_counter
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from iolab.load.client import Connection, connect_error_kind
 
-if TYPE_CHECKING:
-    from iolab.load.run import Run
+
+class Owner(Protocol):
+    """What a slot needs from the run it belongs to: where and what to send, and whom to tell."""
+
+    loop: asyncio.AbstractEventLoop
+    request: bytes  # the bytes of every request
+    host: str
+    port: int
+    keepalive: bool
+
+    def answer(self, slot: Slot, status: int, size: int) -> None:
+        """Record an answer; the owner clears ``slot.busy`` and gives the slot its next request."""
+
+    def error(self, slot: Slot, kind: str, backoff: bool = False) -> None:
+        """Count an error; the owner clears ``slot.busy`` (after a pause, with ``backoff``)."""
 
 
 class Slot:
@@ -23,10 +43,10 @@ class Slot:
 
     __slots__ = ("run", "conn", "busy", "connecting", "started", "intended", "sent", "served")
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Owner) -> None:
         self.run = run
         self.conn: Connection | None = None
-        self.busy = False  # a request is in flight (connecting, written, or backing off)
+        self.busy = False  # a request is in flight (connecting, written, or backing off); the owner clears it
         self.connecting: asyncio.Task[None] | None = None
         self.started = 0.0  # when the request's latency starts (write, or connect without keep-alive)
         self.intended = 0.0  # open loop: when the schedule wanted it sent

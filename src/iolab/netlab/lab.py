@@ -3,9 +3,9 @@
 ::
 
     with open_netlab(delay_ms=25, loss=0.01) as lab:
-        server = lab.popen("server", python_argv("-m", "iolab", "serve", ...))
-        load = lab.popen("client", [...])   # reaches the server at lab.server_ip
-        lab.set(delay_ms=100)               # change the link while it runs
+        server = lab.popen("server", [...])  # listens on lab.server_ip
+        load = lab.popen("client", [...])    # reaches the server at lab.server_ip
+        lab.set(delay_ms=100)                # change the link while it runs
 
 Leaving the block, however it is left, stops the processes started with ``popen``, the forwarder, and
 deletes both namespaces. If the process holding the lab dies without leaving the block (SIGKILL, a

@@ -11,6 +11,7 @@ The package is laid out by idea, one module each:
 - ``runner``: one runtime in a child process under limits (``run``), or several (``run_each``,
   ``tables``, or both at once: ``shootout``);
 - ``phases``: where an asyncio run's wall time goes beyond its sleep (``breakdown``);
+- ``collector``: CPython's cyclic garbage collector inside a sleepers program, timed or switched off;
 - ``blocked``: readers blocked on pipes and sockets, OS threads as their number grows;
 - ``amdahl``: the 90%-waiting request against the kit's server;
 (``python -m iolab sleepers`` is in :mod:`iolab.commands.c10k`.)

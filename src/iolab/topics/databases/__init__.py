@@ -11,6 +11,7 @@ One idea per module:
 - ``runner``: ``compare_variants``, the six under the load generator; ``get``, one timed answer;
 - ``experiments``: what the source leaves out (connection cost, backends, pool size, threads vs
   async, streaming);
+- ``figures``: the chapter's figures, drawn from the tables ``runner`` and ``experiments`` return;
 (``python -m iolab db`` is in :mod:`iolab.commands.databases`.)
 
 This file only re-exports.
