@@ -27,12 +27,15 @@ def version(request):
 
 def test_gather_all_returns_answers_in_job_order_after_running_them_concurrently(version):
     module = VERSIONS[version]
+    log = Log()
     jobs = [Job("slow", 0.15), Job("fast", 0.01), Job("middle", 0.08)]
-    start = time.perf_counter()
-    answers = module.run(module.gather_all, jobs, Log())
-    elapsed = time.perf_counter() - start
+    answers = module.run(module.gather_all, jobs, log)
     assert answers == ["slow", "fast", "middle"]
-    assert elapsed < 0.15 + 0.01 + 0.08, "the waits overlapped, so the total is less than their sum"
+    # The overlap shown by the log's order, not by a wall-clock bound (which a busy machine breaks):
+    # every job started before any finished. (Not the order of the starts, nor of the ends if the
+    # loop woke late: trio shuffles the tasks it runs in one batch.)
+    events = [event for _, _, event in log.rows]
+    assert events == ["started"] * 3 + ["done"] * 3
 
 
 def test_a_failing_job_cancels_its_siblings_and_raises_an_exception_group(version):

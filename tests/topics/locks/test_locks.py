@@ -25,6 +25,7 @@ def test_every_counter_strategy_counts_every_increment():
     assert (runs.ops == 3_000).all()  # 3,000 split over 1 and over 3 threads
 
 
+@pytest.mark.solo  # compares ns per operation: needs the cores to itself
 def test_a_lock_per_increment_costs_more_than_batching():
     runs = counters.counter_costs([2], ops=100_000, repeats=3, strategies=["batched", "lock"])
     assert _median(runs, "batched") * 2 < _median(runs, "lock")
@@ -134,8 +135,18 @@ def test_coarse_lock_makes_workers_wait_and_a_queue_does_not():
     assert runs.max_backlog["coarse lock"] == 0 and runs.max_backlog["queue to owner"] >= 1
 
 
-def test_fsync_cost_is_measured():
-    assert slowstream.fsync_us(writes=5) > 0
+def test_fsync_us_is_the_median_time_of_a_write_that_waits_for_the_device(monkeypatch, tmp_path):
+    synced = []
+
+    def slow_device(fd: int) -> None:  # a disk that takes 3 ms to confirm each write
+        synced.append(fd)
+        time.sleep(0.003)
+
+    monkeypatch.setattr(slowstream.os, "fsync", slow_device)
+    # A lower bound only: the device's wait is in every timed write, however busy the machine.
+    assert slowstream.fsync_us(tmp_path, writes=5) >= 3000
+    assert len(synced) == 5, "one fsync per write"
+    assert list(tmp_path.iterdir()) == [], "the stream's temporary folder is removed"
 
 
 # --- Go -------------------------------------------------------------------------------------------
@@ -161,6 +172,7 @@ def test_go_env_keeps_caches_out_of_the_repository(tmp_path, monkeypatch):
 needs_go = pytest.mark.skipif(golocks.find_go() is None, reason="the go tool is not installed")
 
 
+@pytest.mark.solo  # orders ns per operation: needs the cores to itself
 @needs_go
 def test_go_program_counts_and_orders_batched_atomic_mutex():
     runs = golocks.counter_costs([1, 2], ops=2_000_000, repeats=3)

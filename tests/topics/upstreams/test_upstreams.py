@@ -1,7 +1,9 @@
 """The upstreams and the service, for real: processes, sockets, faults, and the bandwidth law.
 
 Every run here is small (a few hundred requests, a few threads) so that the suite stays short on a
-busy two-core machine; assertions are orderings and loose ratios, never absolute timings.
+busy two-core machine. Outside the solo stage, assertions are counts, orderings and floors a busy
+machine cannot break (a 50 ms upstream never answers sooner); the tests whose claim is a rate (the
+bandwidth law, a collapse) are marked solo.
 """
 
 from __future__ import annotations
@@ -45,7 +47,9 @@ def test_the_kit_load_generator_sees_the_same_faults(faults):
 
     answering = load(0)
     assert answering.error_count == 0 and answering.requests >= 40
-    assert 50 <= answering.percentiles("latency")["p50"] < 150
+    # The floor is the upstream's own wait; the ceiling, ten times it, only catches a wrong unit or
+    # calls queued behind each other, and leaves a busy machine room.
+    assert 50 <= answering.percentiles("latency")["p50"] < 500
     refused = load(1)
     assert refused.requests == 0 and refused.errors.get("refused", 0) > 0
     reset = load(2)
@@ -68,6 +72,7 @@ def test_a_keepalive_connection_serves_many_calls(faults):
     caller.close()
 
 
+@pytest.mark.solo  # compares rates with the bandwidth law: needs the cores to itself
 def test_sync_pool_reaches_the_bandwidth_law_and_async_holds_the_rate():
     # 4 threads, 50 ms calls: 4 / 0.05 = 80 answers a second, though 200 arrive.
     with open_upstreams("50ms*2") as upstreams:
@@ -80,6 +85,7 @@ def test_sync_pool_reaches_the_bandwidth_law_and_async_holds_the_rate():
     assert sync.overhead_percentiles()["p50"] > 10 * asynchronous.overhead_percentiles()["p50"]  # the queue
 
 
+@pytest.mark.solo  # compares the two models' rates: needs the cores to itself
 def test_one_slow_upstream_collapses_sync_but_not_async():
     with open_upstreams("20ms*4,3s") as upstreams:
         specs = [RunSpec(100, 300, "20ms*4,3s", model, threads=5, max_seconds=5) for model in ("sync", "async")]
@@ -93,9 +99,10 @@ def test_one_slow_upstream_collapses_sync_but_not_async():
 def test_a_client_timeout_gives_the_sync_pool_its_healthy_calls_back():
     spec = RunSpec(100, 300, "20ms*4,hang", "sync", threads=5, timeout_s=0.05, max_seconds=8)
     result = run_upstreams(spec)
-    assert result.avg_rate >= 0.85 * 80
+    # Counts, not the rate: every healthy call answered and nothing left queued is what "the pool got
+    # its threads back" means; how fast, a busy machine decides.
     assert result.failures() == {"timeout": 60}
-    assert result.unfinished == 0
+    assert result.succeeded == 240 and result.unfinished == 0
 
 
 def test_refusals_and_resets_fail_fast_in_both_models():
@@ -111,10 +118,10 @@ def test_the_async_service_times_out_and_fails_fast_on_either_loop(loop: str) ->
     spec = RunSpec(100, 300, "20ms*2,refuse,reset,hang", "async", loop=loop, timeout_s=0.2, max_seconds=8)
     result = run_upstreams(spec)
     assert result.failures() == {"refused": 60, "reset": 60, "timeout": 60}
-    assert result.succeeded == 120 and result.unfinished == 0
-    assert result.avg_rate >= 0.9 * 40  # the two healthy endpoints' share of 100 req/s
+    assert result.succeeded == 120 and result.unfinished == 0  # counts: no rate outside the solo stage
 
 
+@pytest.mark.solo  # a rate against the schedule: needs the cores to itself
 def test_the_trio_service_holds_the_rate_past_the_bandwidth_law():
     with open_upstreams("50ms*2") as upstreams:
         result = run_service(RunSpec(200, 600, "50ms*2", "async", loop="trio", max_seconds=5), upstreams)
@@ -184,5 +191,7 @@ def test_the_run_stops_at_its_time_limit():
     start = time.monotonic()
     result = run_upstreams(RunSpec(100, 200, "20ms,hang", "sync", threads=2, max_seconds=2))
     assert time.monotonic() - start < 15
-    assert result.seconds == pytest.approx(2, abs=0.3)
+    # It cannot stop before its limit; a busy machine may notice the limit late, but not by the two
+    # minutes (the default limit) the hung calls would otherwise hold it.
+    assert 2 - 1e-6 <= result.seconds < 4
     assert result.unfinished > 0
