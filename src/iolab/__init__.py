@@ -45,6 +45,10 @@ Where new code goes: in the lowest layer that has everything it uses.
   as one typed object (a dataclass as JSON), not as a command line made for people. Nothing below
   ``commands`` starts ``python -m iolab COMMAND``.
 - A command goes in ``commands`` and only parses its arguments, calls the layers below and prints.
+- A context manager that owns a resource (a process, a thread or task, sockets, a server) and closes
+  it on exit is named ``open_*`` (``open_process``, ``open_watch``); a scope that only changes
+  something for the block (a CPU affinity, a namespace, signal handlers) is named for the state
+  inside it (``on_cpus``, ``entered``, ``stopped_by_signals``).
 
 A module stays under about 400 lines. This file only re-exports the names notebooks use most.
 """

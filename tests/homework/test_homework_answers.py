@@ -75,11 +75,11 @@ def test_the_export_cell_writes_the_answers_it_names(tmp_path):
 def test_pandas_objects_and_the_kits_dataclasses_come_back_as_themselves():
     import pandas as pd
 
-    from iolab.topics.c10k.runner import Run
+    from iolab.topics.c10k.runner import ProgramRun
 
     series = pd.Series({"virtual": 300.5, "resident": 12.0}, name="per thread")
     frame = pd.DataFrame({"rps": [1.5, 2.0], "model": ["a", "b"]}, index=["x", "y"])
-    run = Run("threads", "pipe", 20_000, 1.0, "failed", started=100, error="ulimit -v")
+    run = ProgramRun("threads", "pipe", 20_000, 1.0, "failed", started=100, error="ulimit -v")
     for value in (series, frame):
         back = answers.decode(json.loads(json.dumps(answers.encode(value))))
         assert type(back) is type(value) and back.equals(value)
@@ -90,9 +90,9 @@ def test_a_dataclass_of_the_students_own_is_refused_even_named_like_the_kits():
     import dataclasses
 
     @dataclasses.dataclass
-    class Run:
+    class ProgramRun:
         status: str
 
-    Run.__module__ = "iolab.topics.c10k.fake"
+    ProgramRun.__module__ = "iolab.topics.c10k.fake"
     with pytest.raises(answers.NotData):
-        answers.decode(json.loads(json.dumps(answers.encode(Run("failed")))))
+        answers.decode(json.loads(json.dumps(answers.encode(ProgramRun("failed")))))

@@ -108,7 +108,7 @@ def test_an_edited_check_cell_is_replaced_by_the_instructors_with_its_hidden_tes
     instructor = tiny_course()
     cheat = _solved(**{"ex-a-code": "answer = 41", "ex-a-check": "pass"})
     before = {p.pid for p in psutil.Process().children()}
-    rows = grading.grade(cheat, instructor, "mallory", "hw.ipynb", grading.Options(time_limit=60, sandbox=SANDBOX))
+    rows = grading.grade(cheat, instructor, "mallory", "hw.ipynb", grading.GradingOptions(time_limit=60, sandbox=SANDBOX))
     # Not even a zombie: the kernel's process (bwrap's, in the sandbox) and the checker's are reaped.
     assert [p for p in psutil.Process().children() if p.pid not in before] == []
     assert (rows[0].status, rows[0].points) == ("failed", 0.0)
@@ -129,7 +129,7 @@ def test_grading_runs_the_setup_and_exercise_cells_and_a_students_own_cells_amon
 
 
 def _grade(nb, path, student):
-    rows = grading.grade(nb, read(path), student, path.name, grading.Options(sandbox=SANDBOX))
+    rows = grading.grade(nb, read(path), student, path.name, grading.GradingOptions(sandbox=SANDBOX))
     assert rows, "a graded notebook has rows"
     return rows
 
@@ -166,8 +166,8 @@ def test_grading_two_at_a_time_gives_the_same_rows_as_one_at_a_time(tmp_path):
     write(_solved(), subs / "a-good" / "hw.ipynb")
     write(_solved(**{"ex-a-code": "answer = 41"}), subs / "b-wrong" / "hw.ipynb")
     write(editions.student_edition(tiny_course()), subs / "c-blank" / "hw.ipynb")
-    one = list(class_batch.grade_folder(subs, sources, grading.Options(time_limit=60, sandbox=SANDBOX), jobs=1))
-    two = list(class_batch.grade_folder(subs, sources, grading.Options(time_limit=60, sandbox=SANDBOX), jobs=2))
+    one = list(class_batch.grade_folder(subs, sources, grading.GradingOptions(time_limit=60, sandbox=SANDBOX), jobs=1))
+    two = list(class_batch.grade_folder(subs, sources, grading.GradingOptions(time_limit=60, sandbox=SANDBOX), jobs=2))
     assert [(r.student, r.exercise, r.points, r.status, r.reason) for r in one] == \
         [(r.student, r.exercise, r.points, r.status, r.reason) for r in two]
     assert [r.points for r in one] == [1.0, 2.0, 0.0, 2.0, 0.0, 0.0]
@@ -184,7 +184,7 @@ def test_with_jobs_the_submissions_of_solo_notebooks_are_graded_one_at_a_time_af
         write(_solved(), subs / student / "hw.ipynb")
         write(_solved(), subs / student / "measures.ipynb")
     assert class_batch.solo(sources / "measures.ipynb") and not class_batch.solo(sources / "hw.ipynb")
-    rows = list(class_batch.grade_folder(subs, sources, grading.Options(time_limit=60, sandbox=SANDBOX), jobs=2))
+    rows = list(class_batch.grade_folder(subs, sources, grading.GradingOptions(time_limit=60, sandbox=SANDBOX), jobs=2))
     assert [(r.student, r.notebook) for r in rows[::2]] == [("a", "hw.ipynb"), ("b", "hw.ipynb"),
                                                             ("a", "measures.ipynb"), ("b", "measures.ipynb")]
     assert {r.status for r in rows} == {"passed"}

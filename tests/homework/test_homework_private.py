@@ -44,7 +44,7 @@ def test_grading_with_a_private_folder_uses_its_checks_and_seeds_from_the_secret
     (tmp_path / "hw").mkdir()
     (tmp_path / "hw" / "ex-a-check.py").write_text("assert answer == 41\n")
     (tmp_path / private.SECRET).write_text("correct horse battery staple\n")
-    options = grading.Options(time_limit=60, sandbox=SANDBOX, private=str(tmp_path))
+    options = grading.GradingOptions(time_limit=60, sandbox=SANDBOX, private=str(tmp_path))
     rows = grading.grade(_solved(_course()), _course(), "ada", "hw.ipynb", options)
     assert [(r.exercise, r.status) for r in rows] == [("ex-a", "failed"), ("ex-b", "passed")]  # 42 is not 41
     seeded = student.with_token("ada", "correct horse battery staple")
@@ -57,7 +57,7 @@ def test_a_notebook_run_as_another_student_is_graded_with_a_note(tmp_path):
     setup = nb.cells[markup.setup_cell(nb)]
     setup.outputs = [nbformat.v4.new_output("stream", name="stdout", text="no IOLAB_STUDENT: the book's numbers\n")]
     assert grading.seeded_as(nb) == ""  # run without IOLAB_STUDENT: the book's numbers
-    rows = grading.grade(nb, _course(), "ada", "hw.ipynb", grading.Options(time_limit=60, sandbox=SANDBOX))
+    rows = grading.grade(nb, _course(), "ada", "hw.ipynb", grading.GradingOptions(time_limit=60, sandbox=SANDBOX))
     assert all("ran with no IOLAB_STUDENT" in r.note and "graded as ada" in r.note for r in rows)
     setup.outputs[0].text = "IOLAB_STUDENT=ada: your numbers\n"
     assert grading.id_note(nb, "ada") == ""

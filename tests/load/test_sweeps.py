@@ -88,7 +88,7 @@ def test_servers_take_turns_one_after_another_or_interleaved(interleave: bool, e
     log: list[str] = []
     openers = [lambda name=name: FakeServer(name, log) for name in "AB"]
     warm = lambda server: log.append(f"warm {server.name}")  # noqa: E731
-    with sweeps.taking_turns(openers, 2, interleave=interleave, warm_up=warm) as turns:
+    with sweeps.open_in_turns(openers, 2, interleave=interleave, warm_up=warm) as turns:
         for repeat, index, server in turns:
             assert server.name == "AB"[index]
             log.append(f"{repeat} {server.name}")
@@ -98,7 +98,7 @@ def test_servers_take_turns_one_after_another_or_interleaved(interleave: bool, e
 def test_leaving_the_turns_early_stops_the_running_servers() -> None:
     log: list[str] = []
     openers = [lambda name=name: FakeServer(name, log) for name in "AB"]
-    with pytest.raises(RuntimeError), sweeps.taking_turns(openers, interleave=True) as turns:
+    with pytest.raises(RuntimeError), sweeps.open_in_turns(openers, interleave=True) as turns:
         for _ in turns:
             raise RuntimeError("a run failed")
     assert log == ["start A", "start B", "stop B", "stop A"]
@@ -179,7 +179,7 @@ def test_turns_end_when_the_caller_has_enough(interleave: bool, expected: list[s
         asked.append((repeat, index))
         return repeat >= (1 if index == 0 or interleave else 2)
 
-    with sweeps.taking_turns(openers, 4, interleave=interleave, enough=enough) as turns:
+    with sweeps.open_in_turns(openers, 4, interleave=interleave, enough=enough) as turns:
         for repeat, index, server in turns:
             log.append(f"{repeat} {server.name}")
     assert [entry for entry in log if not entry.startswith(("start", "stop"))] == expected

@@ -10,9 +10,9 @@ A module per chapter's instruments or per group of tools, each with the ``add_*`
 register its commands (``CHAPTERS`` lists them for ``--help``, by chapter):
 
 - the chapters, in the order of the course: ``processes`` (``costs``, ``cow``, ``julia``),
-  ``blocking_io`` (``readiness``), ``sockets`` (``backlog``), ``prefork`` (``balance``), ``wordfreq``,
-  ``event_loops`` (``looplag``), ``upstreams``, ``locks``, ``databases`` (``db``), ``c10k``
-  (``sleepers``), and chapter 12's ``netlab`` and ``networks``;
+  ``blocking_io`` (``readiness``), ``sockets`` (``backlog``), ``prefork`` (``balance``),
+  ``event_loop`` (``wordfreq``), ``asyncio_trio`` (``looplag``), ``upstreams``, ``locks``,
+  ``databases`` (``db``), ``c10k`` (``sleepers``), and chapter 12's ``netlab`` and ``networks``;
 - the tools every chapter uses: ``servers`` (``serve``), ``load``, ``attack`` (bad clients against a
   server), ``tools`` (``guard``, ``machine``, ``ps``) and ``homework``;
 - what the commands share: ``argtypes`` (argument types that refuse a bad number with a reason) and
@@ -25,11 +25,12 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from iolab.commands.asyncio_trio import add_looplag
 from iolab.commands.attack import add_attack
 from iolab.commands.blocking_io import add_readiness
 from iolab.commands.c10k import add_sleepers
 from iolab.commands.databases import add_db
-from iolab.commands.event_loops import add_looplag
+from iolab.commands.event_loop import add_wordfreq
 from iolab.commands.homework import add_homework
 from iolab.commands.load import add_load
 from iolab.commands.locks import add_locks
@@ -42,7 +43,6 @@ from iolab.commands.sockets import add_backlog
 from iolab.commands.table import Subparsers
 from iolab.commands.tools import add_guard, add_machine, add_ps
 from iolab.commands.upstreams import add_upstreams
-from iolab.commands.wordfreq import add_wordfreq
 
 # The commands as ``--help`` lists them: the tools first, then each chapter's instruments in the
 # order of the course.

@@ -78,10 +78,11 @@ def add_homework(sub: Subparsers) -> None:
             except sandbox.SandboxMissing as exc:
                 print(f"not grading: {exc}")
                 return 2
-        options = grading.Options(time_limit=args.timeout if args.timeout is not None else grading.DEFAULT_TIME_LIMIT,
-                                  whole=args.whole, sandbox="none" if args.no_sandbox else "bwrap",
-                                  release_hidden=args.release_hidden,
-                                  private=str(args.checks.resolve()) if args.checks else None)
+        time_limit = args.timeout if args.timeout is not None else grading.DEFAULT_TIME_LIMIT
+        options = grading.GradingOptions(time_limit=time_limit, whole=args.whole,
+                                         sandbox="none" if args.no_sandbox else "bwrap",
+                                         release_hidden=args.release_hidden,
+                                         private=str(args.checks.resolve()) if args.checks else None)
         out = args.out or args.submissions / "grades.csv"
         print(f"grading {sum(1 for _ in batch.submissions(args.submissions))} notebooks, {args.jobs} at a time, "
               + ("without a sandbox" if args.no_sandbox else "each in a sandbox"), flush=True)

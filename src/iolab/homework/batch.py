@@ -22,7 +22,7 @@ import nbformat
 import psutil
 
 from iolab.homework import grading, markup
-from iolab.homework.grading import Options, Row
+from iolab.homework.grading import GradingOptions, Row
 from iolab.kit import guard
 
 
@@ -34,7 +34,7 @@ def _error_rows(student: str, notebook: str, source: object | None, reason: str)
     return [Row(student, notebook, e.label, 0.0, e.points, "error", reason, 0.0) for e in graded]
 
 
-def grade_file(path: Path, student: str, sources: Path, options: Options = Options()) -> list[Row]:
+def grade_file(path: Path, student: str, sources: Path, options: GradingOptions = GradingOptions()) -> list[Row]:
     """The rows of one submitted notebook, graded against the notebook of the same name in ``sources``."""
     source_path = sources / path.name
     if not source_path.is_file():
@@ -78,7 +78,7 @@ def submissions(folder: Path) -> Iterator[tuple[str, Path]]:
                 yield student_dir.name, path
 
 
-def _grade_in_process(path: Path, student: str, sources: Path, options: Options) -> list[Row]:
+def _grade_in_process(path: Path, student: str, sources: Path, options: GradingOptions) -> list[Row]:
     """``grade_file`` in a fresh Python process of its own (``python -m iolab.homework.batch``): its rows."""
     task = json.dumps({"path": str(path), "student": student, "sources": str(sources), "options": asdict(options)})
     # Generous: the submission's own limit, the checker's, and the start of both.
@@ -103,7 +103,8 @@ def solo(source: Path) -> bool:
         return False
 
 
-def grade_folder(folder: Path, sources: Path, options: Options = Options(), jobs: int = 1) -> Iterator[Row]:
+def grade_folder(folder: Path, sources: Path, options: GradingOptions = GradingOptions(),
+                 jobs: int = 1) -> Iterator[Row]:
     """The rows of every submission in ``folder`` (one sub-folder per student), ``jobs`` at a time.
 
     With ``jobs`` > 1, each submission is graded by a process of its own (threads here only wait
@@ -144,7 +145,7 @@ def write_csv(rows: Iterable[Row], path: Path) -> list[Row]:
 def _main() -> int:
     """Grade the one submission described on standard input; print its rows as JSON on the last line."""
     task = json.loads(sys.stdin.read())
-    options = Options(**task["options"])
+    options = GradingOptions(**task["options"])
     adopt_orphans(options.sandbox)
     rows = grade_file(Path(task["path"]), task["student"], Path(task["sources"]), options)
     print(json.dumps([asdict(row) for row in rows]))

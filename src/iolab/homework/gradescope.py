@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from iolab.homework import batch, private, sandbox
-from iolab.homework.grading import Options, Row
+from iolab.homework.grading import GradingOptions, Row
 from iolab.kit.paths import COURSE_DATA
 
 COURSE = COURSE_DATA.parent
@@ -136,11 +136,11 @@ def confinement() -> str:
     return "nobody" if probe.returncode == 0 else "none"
 
 
-def run(root: Path, options: Options | None = None) -> Path:
+def run(root: Path, options: GradingOptions | None = None) -> Path:
     """Grade ``root``/submission against ``root``/source/notebooks; write and return ``root``/results/results.json."""
     sources = root / "source" / "notebooks"
     private_dir = root / "source" / "private"
-    options = options or Options(sandbox=confinement(), private=str(private_dir) if private_dir.is_dir() else None)
+    options = options or GradingOptions(sandbox=confinement(), private=str(private_dir) if private_dir.is_dir() else None)
     if options.sandbox == "nobody":
         for folder in (sources, private_dir):  # the key and the secret: root's only, not the submission's
             if folder.is_dir():

@@ -46,7 +46,7 @@ STATUSES = ("passed", "partial", "failed", "not run", "missing", "tampered", "er
 
 
 @dataclass(frozen=True)
-class Options:
+class GradingOptions:
     """How to grade: the time limit per notebook, every cell or the exercises', in which sandbox, hidden messages shown.
 
     ``sandbox`` is one of ``sandbox.KINDS``: ``"bwrap"`` (the default), ``"nobody"`` (as user nobody,
@@ -262,7 +262,7 @@ def _exercise_row(nb: Any, block: range, run: Execution, job: dict[str, Any], ve
 
 
 def _run_submission(nb: Any, source: Any, blocks: dict[str, range], jobs: dict[str, dict[str, Any]],
-                    env: dict[str, str], options: Options) -> tuple[Execution, dict[str, str]]:
+                    env: dict[str, str], options: GradingOptions) -> tuple[Execution, dict[str, str]]:
     """Run the submission with an answer-writing cell in place of each check; its run, and the exercises it tampered with.
 
     Each check's ``answers`` is filled in (the file's text, or None if the cell wrote none).
@@ -316,7 +316,8 @@ def id_note(submission: Any, seed_id: str) -> str:
             f"are checked with {seed_id}'s numbers")
 
 
-def grade(submission: Any, source: Any, student: str, notebook: str, options: Options = Options()) -> list[Row]:
+def grade(submission: Any, source: Any, student: str, notebook: str,
+          options: GradingOptions = GradingOptions()) -> list[Row]:
     """One row per graded exercise of ``source``: what ``student``'s ``submission`` of it scores."""
     folder = Path(options.private) if options.private else None
     source, _ = private.with_private_checks(source, folder, notebook)

@@ -4,7 +4,7 @@ A *variant* is a server model with its settings ("prefork, 2 workers", "asyncio,
 server with a label and an ``open()`` (chapter 4's Node.js server); ``open()`` starts it for the
 duration of its rows, so that two variants never share the CPU (unless ``interleave``). This is
 :func:`iolab.load.sweeps.sweep` for servers that are not all the kit's: the figures of each run
-(``sweeps.figures``) and the way servers take turns (``sweeps.taking_turns``) are the same.
+(``sweeps.figures``) and the way servers take turns (``sweeps.open_in_turns``) are the same.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from iolab.load import LoadSpec, run_load
-from iolab.load.sweeps import figures, taking_turns
+from iolab.load.sweeps import figures, open_in_turns
 from iolab.servers import Server, open_server
 
 
@@ -82,7 +82,7 @@ def load_matrix(
     fewer workers than keep-alive clients) costs that long at the end of its run. With ``repeats``
     the runs on one server are interleaved (all targets and client counts, then all again), so that a
     slow patch of a shared machine spreads over the settings instead of landing on one; with
-    ``interleave`` too, over the variants (see :func:`iolab.load.sweeps.taking_turns`).
+    ``interleave`` too, over the variants (see :func:`iolab.load.sweeps.open_in_turns`).
     """
     from tqdm.auto import tqdm
 
@@ -90,7 +90,7 @@ def load_matrix(
     total = len(variants) * len(targets) * len(clients) * repeats
     openers = [variant.open for variant in variants]
     with tqdm(total=total, desc="load runs", disable=not progress) as bar, \
-            taking_turns(openers, repeats, interleave=interleave) as turns:
+            open_in_turns(openers, repeats, interleave=interleave) as turns:
         for repeat, index, server in turns:
             for target in targets:
                 for n in clients:

@@ -19,7 +19,7 @@ import asyncio
 from time import perf_counter
 from typing import Protocol
 
-from iolab.load.client import Connection, connect_error_kind
+from iolab.load.client import ClientConnection, connect_error_kind
 
 
 class Owner(Protocol):
@@ -45,7 +45,7 @@ class Slot:
 
     def __init__(self, run: Owner) -> None:
         self.run = run
-        self.conn: Connection | None = None
+        self.conn: ClientConnection | None = None
         self.busy = False  # a request is in flight (connecting, written, or backing off); the owner clears it
         self.connecting: asyncio.Task[None] | None = None
         self.started = 0.0  # when the request's latency starts (write, or connect without keep-alive)
@@ -61,7 +61,7 @@ class Slot:
         if self.conn is None:
             self.connecting = self.run.loop.create_task(self._connect())
         else:
-            # The transport's write itself, not Connection.send: one call less per request on the
+            # The transport's write itself, not ClientConnection.send: one call less per request on the
             # generator's hot path (a slot's connection always has its transport).
             self.conn.transport.write(self.run.request)  # type: ignore[union-attr]
             self.sent += 1
@@ -69,7 +69,7 @@ class Slot:
     async def _connect(self) -> None:
         run = self.run
         try:
-            _, conn = await run.loop.create_connection(lambda: Connection(self), run.host, run.port)
+            _, conn = await run.loop.create_connection(lambda: ClientConnection(self), run.host, run.port)
         except OSError as exc:
             self.connecting = None
             run.error(self, connect_error_kind(exc), backoff=True)
@@ -112,19 +112,19 @@ class Slot:
 
     # --- what the connection reports (client.Listener) ---------------------------------------
 
-    def answered(self, conn: Connection, status: int, size: int) -> None:
+    def answered(self, conn: ClientConnection, status: int, size: int) -> None:
         if conn is not self.conn or not self.busy:
             return
         if conn.close_after or not self.run.keepalive:
             self._drop()
         self.run.answer(self, status, size)
 
-    def failed(self, conn: Connection, kind: str) -> None:
+    def failed(self, conn: ClientConnection, kind: str) -> None:
         if conn is self.conn and self.busy:
             self._drop(abort=True)
             self.run.error(self, kind)
 
-    def lost(self, conn: Connection, exc: Exception | None) -> None:
+    def lost(self, conn: ClientConnection, exc: Exception | None) -> None:
         if conn is not self.conn:
             return  # a connection this slot already let go of
         self.conn = None

@@ -5,7 +5,7 @@ against it ``repeats`` times; the table has one row per run, with the server's s
 load's settings and the headline figures side by side, ready for ``groupby(...).median()`` and a
 plot. Repeats are interleaved (setting A, B, C, then A, B, C again) so that a slow patch of the
 machine spreads over all settings instead of landing on one; with ``interleave=True``, over all
-servers too. ``taking_turns`` is the part that starts, warms, visits and stops the servers; chapter
+servers too. ``open_in_turns`` is the part that starts, warms, visits and stops the servers; chapter
 4's :func:`iolab.load.comparisons.load_matrix` uses it as well.
 
 With ``until_spread_pct``, ``repeats`` is the most a sweep runs: it stops early, pyperf-style, once the
@@ -93,7 +93,7 @@ def sweep(
         return all(spread_pct(runs) <= until_spread_pct for i in which for runs in rps[i])
 
     bar = tqdm(total=len(servers) * len(loads) * repeats, desc="runs", disable=not progress, leave=False)
-    with bar, taking_turns(openers, repeats, interleave=interleave, warm_up=warm_up, enough=enough) as turns:
+    with bar, open_in_turns(openers, repeats, interleave=interleave, warm_up=warm_up, enough=enough) as turns:
         for repeat, index, server in turns:
             for which, load in enumerate(loads):
                 result = run_load(LoadSpec(server.url + path, **load))
@@ -115,7 +115,7 @@ def spread_pct(values: Sequence[float]) -> float:
 
 
 @contextlib.contextmanager
-def taking_turns(
+def open_in_turns(
     openers: Sequence[Callable[[], contextlib.AbstractContextManager[S]]],
     repeats: int = 1,
     *,

@@ -4,8 +4,8 @@
 - ``blocking_io``: blocking and non-blocking descriptors, readiness, process states (chapter 2);
 - ``sockets``: a TCP connection by hand, its states, the listen backlog (chapter 3);
 - ``prefork``: how a pre-fork server shares connections, keep-alive occupancy, CPU-heavy requests (chapter 4);
-- ``wordfreq``: source 004's word-frequency clients, threads vs event loops (chapter 5);
-- ``event_loops``: loop lag, CPU work beside a loop, asyncio vs trio (chapter 6);
+- ``event_loop``: source 004's word-frequency clients, threads vs event loops (chapter 5);
+- ``asyncio_trio``: loop lag, CPU work beside a loop, asyncio vs trio (chapter 6);
 - ``upstreams``: threads vs async when upstreams are slow or down (chapter 7);
 - ``locks``: what sharing a counter or a stream costs (chapter 8);
 - ``databases``: connections, pools and prepared statements against PostgreSQL (chapter 9);

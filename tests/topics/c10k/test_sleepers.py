@@ -205,7 +205,7 @@ def test_the_sampler_sees_a_process_threads_and_their_kernel_stacks_from_outside
     script = "import threading, time; e = threading.Event(); [threading.Thread(target=e.wait, daemon=True).start() for _ in range(50)]; print('up', flush=True); time.sleep(30)"
     with open_process(python_argv("-c", script)) as proc:
         proc.wait_for_line("^up", timeout=30)
-        with sampler.watch(proc.pid, interval_s=0.02) as watch:
+        with sampler.open_watch(proc.pid, interval_s=0.02) as watch:
             time.sleep(0.3)  # a dozen readings, the memory map read in some of them
     reading = watch.latest
     assert reading["os_threads"] == 51

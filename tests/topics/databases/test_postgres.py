@@ -181,7 +181,7 @@ def test_server_shuts_itself_down_when_its_parent_is_killed():
 
 
 def test_a_folder_below_a_private_one_is_not_reachable_by_the_server_user(tmp_path):
-    from iolab.topics.databases.postgres import _reachable_by_others
+    from iolab.topics.databases.postgres_install import _reachable_by_others
 
     private = tmp_path / "private"
     (private / "venv").mkdir(parents=True)

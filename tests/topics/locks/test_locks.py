@@ -99,7 +99,7 @@ def test_cache_dir_follows_xdg_cache_home(tmp_path, monkeypatch):
 @pytest.mark.parametrize("design", list(slowstream.DESIGNS))
 def test_every_design_writes_every_event_once(design, tmp_path):
     with slowstream.open_durable_file(tmp_path) as stream:
-        tally = slowstream.Tally()
+        tally = slowstream.WorkerTotals()
         slowstream.DESIGNS[design](stream, 3, 20, tally)
         path = next(tmp_path.glob("iolab-stream-*/events.log"))
         events = [json.loads(line) for line in path.read_text().splitlines()]
@@ -120,7 +120,7 @@ class _FullDisk:
 def test_a_failing_stream_fails_the_run_promptly(design):
     began = time.monotonic()
     with pytest.raises(OSError, match="No space left"):
-        slowstream.DESIGNS[design](_FullDisk(), 3, 20, slowstream.Tally())
+        slowstream.DESIGNS[design](_FullDisk(), 3, 20, slowstream.WorkerTotals())
     assert time.monotonic() - began < 10, "the owner must not wait for workers that are gone"
 
 

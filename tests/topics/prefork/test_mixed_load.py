@@ -33,7 +33,7 @@ def test_background_clients_stop_with_their_block() -> None:
     import time
 
     with Variant("asyncio", "asyncio").open() as server:
-        with mixed_load.background_clients(server.url, "/", 2) as stats:
+        with mixed_load.open_background_clients(server.url, "/", 2) as stats:
             deadline = time.monotonic() + 10
             while stats.answers < 20 and time.monotonic() < deadline:
                 time.sleep(0.01)

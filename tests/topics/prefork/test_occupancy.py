@@ -17,7 +17,7 @@ def prefork2():
 
 
 def test_each_held_keepalive_client_occupies_its_own_prefork_worker(prefork2) -> None:
-    with occupancy.hold_connections(prefork2.url, 2) as held:
+    with occupancy.open_held_connections(prefork2.url, 2) as held:
         assert len({h.worker for h in held}) == 2
 
 

@@ -30,7 +30,7 @@ _EXPORTS = {
     "machine_limits": "limits",
     "name_limit": "limits",
     "predict_thread_limits": "limits",
-    "Run": "runner",
+    "ProgramRun": "runner",
     "run": "runner",
     "run_each": "runner",
     "shootout": "runner",

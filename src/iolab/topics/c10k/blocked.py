@@ -53,7 +53,7 @@ def blocked_reads(
         try:
             run = runner.run(runtime, n, HOLD_S, mode=medium, settle_s=settle_s, interval_s=0.05)
         except DescriptorLimit as exc:  # refused before starting: a row that says why
-            run = runner.Run(runtime, medium, n, HOLD_S, "refused", error=str(exc))
+            run = runner.ProgramRun(runtime, medium, n, HOLD_S, "refused", error=str(exc))
         rows.append({
             "runtime": runtime,
             "medium": medium,

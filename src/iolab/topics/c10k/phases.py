@@ -60,7 +60,7 @@ def since(details: dict[str, Any] | None, start: float) -> dict[str, tuple[float
 
 
 def breakdown(run: Any) -> "pd.DataFrame":
-    """One row per phase of ``run`` (a :class:`~iolab.topics.c10k.runner.Run` of the asyncio program's
+    """One row per phase of ``run`` (a :class:`~iolab.topics.c10k.runner.ProgramRun` of the asyncio program's
     ``sleep`` mode): ``phase``, ``seconds``, ``collector_s`` (of those seconds, in the cyclic collector)
     and ``what``. The seconds add up to ``run.wall_s``.
 

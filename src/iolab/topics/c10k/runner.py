@@ -3,7 +3,7 @@
 :func:`run` starts the runtime's program through the ``launch`` launcher (first in line for the OOM
 killer, no core dump), watches it through ``/proc`` (``sampler``), and ends it if it passes a memory
 ceiling or a time limit. Whatever happens to the program (it finishes, it cannot start one more
-thread, it crashes, it is killed) the result is a :class:`Run` whose ``error`` names the limit met,
+thread, it crashes, it is killed) the result is a :class:`ProgramRun` whose ``error`` names the limit met,
 or None. :func:`shootout` runs several runtimes one after the other and returns tidy tables.
 """
 
@@ -52,7 +52,7 @@ START_S = 120.0
 
 
 @dataclass(frozen=True)
-class Run:
+class ProgramRun:
     """One program's run, as seen from outside (times in s, memory in MiB)."""
 
     runtime: str
@@ -263,7 +263,7 @@ def run(
     settle_s: float = 1.0,
     env: dict[str, str] | None = None,
     gc: bool = True,
-) -> Run:
+) -> ProgramRun:
     """Run ``count`` sleepers of ``runtime`` in a child process and watch it; never raises for the child's sake.
 
     ``mode`` "sleep": each sleeps ``seconds``; "pipe"/"socket": each blocks in a read, and the program is
@@ -280,7 +280,7 @@ def run(
     if count < 0 or seconds < 0:
         raise ValueError("count and seconds must not be negative")
     if reason := RUNTIMES[runtime].missing():
-        return Run(runtime, mode, count, seconds, "skipped", error=reason)
+        return ProgramRun(runtime, mode, count, seconds, "skipped", error=reason)
     machine = limits.machine_limits()
     if address_space_mb is not None:  # the launcher sets it in the child: judge the child by it
         machine = dataclasses.replace(machine, address_space_mb=address_space_mb)
@@ -292,7 +292,7 @@ def run(
         argv = launch.launcher_argv(address_space_mb) + RUNTIMES[runtime].argv(mode, count, seconds, fifo, gc)
         with (_feeding(fifo) if mode == "fed" else contextlib.nullcontext(),
               open_process(argv, env=dict(RUNTIMES[runtime].env) | (env or {})) as proc,
-              sampler.watch(proc.pid, interval_s) as watch):
+              sampler.open_watch(proc.pid, interval_s) as watch):
             deadline = watch.start + (timeout_s or default_timeout(mode, count, seconds))
             out = _Output(proc, watch.start)
             if mode in BLOCKED_MODES:
@@ -304,7 +304,7 @@ def run(
     lines = out.said + [line for line in proc.lines if line not in out.said]
     report = protocol.parse_output(lines)
     status, error = _judge(report, exit_code, stopped_for, mode, machine, _peak_reading(watch), "\n".join(lines))
-    return Run(
+    return ProgramRun(
         runtime, mode, count, seconds, status,
         started=report.started,
         completed=None if mode in BLOCKED_MODES else report.completed,
@@ -325,7 +325,7 @@ def run(
 
 def run_each(
     runtimes: list[str], count: int, seconds: float, *, mode: str = "sleep", progress: bool = False, **options: Any
-) -> list[Run]:
+) -> list[ProgramRun]:
     """Run each runtime in turn (see :func:`run`); the runs, in order. ``progress`` shows a bar."""
     from tqdm.auto import tqdm
 
@@ -333,7 +333,7 @@ def run_each(
             for name in tqdm(runtimes, desc=f"{count:,} sleepers", disable=not progress)]
 
 
-def tables(runs: list[Run]) -> tuple["pd.DataFrame", "pd.DataFrame"]:
+def tables(runs: list[ProgramRun]) -> tuple["pd.DataFrame", "pd.DataFrame"]:
     """(one summary row per run, every sample with its runtime)."""
     import pandas as pd
 

@@ -1,6 +1,6 @@
 """Watch a process from outside, through ``/proc``, while it runs: memory, the kernel's share, threads.
 
-``with watch(pid) as w:`` starts a thread that reads ``/proc/PID/status`` every ``interval_s`` (and
+``with open_watch(pid) as w:`` starts a thread that reads ``/proc/PID/status`` every ``interval_s`` (and
 ``/proc/PID/maps``, which is slower, every few readings); ``w.samples`` holds one dict per reading
 and ``w.latest`` the last one. Nothing is asked of the process itself, so the same numbers come out
 for Python, Go, Node.js or Ruby.
@@ -28,7 +28,7 @@ MAPS_EVERY = 4
 
 
 class Watch:
-    """The readings of one process over time (see :func:`watch`)."""
+    """The readings of one process over time (see :func:`open_watch`)."""
 
     def __init__(self, pid: int, interval_s: float, kernel_stack_kb: float) -> None:
         self.pid = pid
@@ -77,7 +77,7 @@ class Watch:
 
 
 @contextlib.contextmanager
-def watch(pid: int, interval_s: float = 0.1) -> Iterator[Watch]:
+def open_watch(pid: int, interval_s: float = 0.1) -> Iterator[Watch]:
     """Sample process ``pid`` every ``interval_s`` seconds in a thread until the block ends."""
     w = Watch(pid, interval_s, limits.machine_limits().kernel_stack_kb)
     w.sample()

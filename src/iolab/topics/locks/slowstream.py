@@ -86,7 +86,7 @@ def make_event(worker: int, seq: int) -> bytes:
 
 
 @dataclass
-class Tally:
+class WorkerTotals:
     """What the workers of one run report, summed over workers (seconds)."""
 
     working_s: float = 0.0  # from a worker's start to its last hand-off
@@ -103,7 +103,7 @@ class Tally:
             self.lock_wait_s += lock_wait
 
 
-def coarse_lock(stream: DurableFile, workers: int, events: int, tally: Tally) -> float:
+def coarse_lock(stream: DurableFile, workers: int, events: int, tally: WorkerTotals) -> float:
     """Workers write under one lock; seconds until the last event is written (= handed off)."""
     stream_lock = threading.Lock()
 
@@ -124,7 +124,7 @@ def coarse_lock(stream: DurableFile, workers: int, events: int, tally: Tally) ->
     return run_threads(lambda: work(next(ids)), workers)
 
 
-def _owned(stream: DurableFile, workers: int, events: int, tally: Tally, group: bool) -> float:
+def _owned(stream: DurableFile, workers: int, events: int, tally: WorkerTotals, group: bool) -> float:
     """Workers put events on a queue; one thread owns the stream. Seconds until all are written."""
     inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
 
@@ -153,17 +153,17 @@ def _owned(stream: DurableFile, workers: int, events: int, tally: Tally, group: 
     return run_with_owner(own, inbox, lambda: work(next(ids)), workers)
 
 
-def queue_to_owner(stream: DurableFile, workers: int, events: int, tally: Tally) -> float:
+def queue_to_owner(stream: DurableFile, workers: int, events: int, tally: WorkerTotals) -> float:
     """The owner writes and syncs one event at a time."""
     return _owned(stream, workers, events, tally, group=False)
 
 
-def group_commit(stream: DurableFile, workers: int, events: int, tally: Tally) -> float:
+def group_commit(stream: DurableFile, workers: int, events: int, tally: WorkerTotals) -> float:
     """The owner writes every waiting event with one sync."""
     return _owned(stream, workers, events, tally, group=True)
 
 
-DESIGNS: dict[str, Callable[[DurableFile, int, int, Tally], float]] = {
+DESIGNS: dict[str, Callable[[DurableFile, int, int, WorkerTotals], float]] = {
     "coarse lock": coarse_lock,
     "queue to owner": queue_to_owner,
     "queue + group commit": group_commit,
@@ -188,7 +188,7 @@ def stream_experiment(
             # uses it, and designs compared within seconds of each other see the same disk.
             for n_workers in workers:
                 for design in designs or list(DESIGNS):
-                    tally, syncs_before = Tally(), stream.syncs
+                    tally, syncs_before = WorkerTotals(), stream.syncs
                     written_s = DESIGNS[design](stream, n_workers, events, tally)
                     total = n_workers * events
                     rows.append({

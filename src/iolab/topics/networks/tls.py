@@ -58,7 +58,7 @@ def contexts(kind: str) -> Contexts:
 
 
 @contextlib.contextmanager
-def serving(listener: socket.socket, context: ssl.SSLContext | None) -> Iterator[None]:
+def open_responder(listener: socket.socket, context: ssl.SSLContext | None) -> Iterator[None]:
     """Answer every connection on ``listener`` (TLS if ``context``) with a tiny response, in a thread."""
     stop = threading.Event()
 
@@ -129,7 +129,7 @@ def request_phases(kinds: Sequence[str], samples: int, lab: NetLab | None = None
             listener.listen(64)
             address = (lab.server_ip if lab else "127.0.0.1", listener.getsockname()[1])
             make_socket = (lambda: lab.socket("client")) if lab else socket.socket
-            with serving(listener, ctx.server if ctx else None):
+            with open_responder(listener, ctx.server if ctx else None):
                 for sample in range(samples):
                     rows.append({"kind": kind, "sample": sample}
                                 | one_request(make_socket, address, ctx.client if ctx else None))
@@ -144,7 +144,7 @@ def handshake_cpu(kinds: Sequence[str], samples: int) -> pd.DataFrame:
         with socket.socket() as listener:
             listener.bind(("127.0.0.1", 0))
             listener.listen(64)
-            with serving(listener, ctx.server if ctx else None):
+            with open_responder(listener, ctx.server if ctx else None):
                 one_request(socket.socket, listener.getsockname(), ctx.client if ctx else None)  # warm up
                 cpu, wall = time.process_time(), time.perf_counter()
                 for _ in range(samples):

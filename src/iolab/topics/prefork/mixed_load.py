@@ -70,7 +70,8 @@ class Background:
 
 
 @contextlib.contextmanager
-def background_clients(url: str, target: str, clients: int, timeout_s: float = BACKGROUND_TIMEOUT_S) -> Iterator[Background]:
+def open_background_clients(url: str, target: str, clients: int,
+                            timeout_s: float = BACKGROUND_TIMEOUT_S) -> Iterator[Background]:
     """``clients`` threads asking for ``target`` in a closed loop, each on its own keep-alive connection, until the block ends.
 
     Leaving the block (an error or an interrupt included) stops them after their request in progress.
@@ -124,7 +125,7 @@ def tiny_under_julia(
     """
     if julia_clients == 0:
         return _row(_probe(url, rate, duration_s), None, 0)
-    with background_clients(url, f"/julia?ms={julia_ms:g}", julia_clients) as julia:
+    with open_background_clients(url, f"/julia?ms={julia_ms:g}", julia_clients) as julia:
         wait_until_busy(pid)
         tiny = _probe(url, rate, duration_s)
     return _row(tiny, julia, julia_clients)

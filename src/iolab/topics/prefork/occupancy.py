@@ -1,7 +1,7 @@
 """Keep-alive occupancy: what keep-alive clients do to a pre-fork server's workers, and to the next client.
 
 :func:`server_processes` shows where each process of a server waits in the kernel (``wchan``),
-:func:`hold_connections` keeps keep-alive clients connected, and ``next_client_wait`` times one
+:func:`open_held_connections` keeps keep-alive clients connected, and ``next_client_wait`` times one
 more client's request while they stay.
 
 The clients are ``http.client`` connections: the standard library's HTTP/1.1 client keeps the
@@ -54,7 +54,7 @@ class Held:
 
 
 @contextlib.contextmanager
-def hold_connections(url: str, n: int, timeout_s: float = 10.0) -> Iterator[list[Held]]:
+def open_held_connections(url: str, n: int, timeout_s: float = 10.0) -> Iterator[list[Held]]:
     """Open ``n`` keep-alive connections, each answered once, and keep them open; leaving the block closes them.
 
     One answered request proves a worker has accepted the connection: a connection merely opened may
@@ -77,7 +77,7 @@ def next_client_wait(url: str, holders: int, hold_s: float, timeout_s: float = 1
     """
     if hold_s >= timeout_s:
         raise ValueError(f"hold_s ({hold_s} s) must be shorter than timeout_s ({timeout_s} s), or the client gives up first")
-    with hold_connections(url, holders, timeout_s) as held, contextlib.closing(connect(url, timeout_s)) as client:
+    with open_held_connections(url, holders, timeout_s) as held, contextlib.closing(connect(url, timeout_s)) as client:
         # The holders leave after hold_s, from a timer thread: they are idle, so closing them there
         # races with nothing, while this thread blocks on the newcomer's answer.
         timer = threading.Timer(hold_s, lambda: [h.conn.close() for h in held])

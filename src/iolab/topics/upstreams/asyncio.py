@@ -19,7 +19,7 @@ import asyncio
 import collections
 import time
 
-from iolab.load.client import Connection, connect_error_kind, request_bytes
+from iolab.load.client import ClientConnection, connect_error_kind, request_bytes
 from iolab.topics.upstreams.service import OK, PARKED, InFlight, Ledger, Schedule, ServiceSpec
 
 perf_counter = time.perf_counter
@@ -29,20 +29,20 @@ class Line:
     """One pooled connection to one upstream; resolves the pending call's future (a ``Listener``)."""
 
     def __init__(self) -> None:
-        self.conn = Connection(self)
+        self.conn = ClientConnection(self)
         self.future: asyncio.Future[int | str] | None = None
 
     def _resolve(self, value: int | str) -> None:
         if self.future is not None and not self.future.done():
             self.future.set_result(value)
 
-    def answered(self, conn: Connection, status: int, size: int) -> None:
+    def answered(self, conn: ClientConnection, status: int, size: int) -> None:
         self._resolve(status)
 
-    def failed(self, conn: Connection, kind: str) -> None:
+    def failed(self, conn: ClientConnection, kind: str) -> None:
         self._resolve("reset")
 
-    def lost(self, conn: Connection, exc: Exception | None) -> None:
+    def lost(self, conn: ClientConnection, exc: Exception | None) -> None:
         self._resolve("closed" if exc is None else "reset")
 
     @property

@@ -6,8 +6,9 @@ queue; a free thread takes the oldest, calls its upstream and blocks in ``recv``
 pool's throughput is at most ``threads / latency``: the bandwidth law.
 
 Each thread keeps its own keep-alive connection to each upstream, as a thread-local HTTP client
-would. The response is framed by the load generator's client (:class:`iolab.load.client.Connection`),
-fed from a blocking socket here and from the event loop in :mod:`iolab.topics.upstreams.asyncio`.
+would. The response is framed by the load generator's client
+(:class:`iolab.load.client.ClientConnection`), fed from a blocking socket here and from the event loop
+in :mod:`iolab.topics.upstreams.asyncio`.
 """
 
 from __future__ import annotations
@@ -18,27 +19,27 @@ import socket
 import threading
 import time
 
-from iolab.load.client import Connection, connect_error_kind, request_bytes
+from iolab.load.client import ClientConnection, connect_error_kind, request_bytes
 from iolab.topics.upstreams.service import NAN, OK, PARKED, Ledger, Schedule, ServiceSpec, classify
 
 RECV_BYTES = 64 * 1024
 perf_counter = time.perf_counter
 
 
-class Answer:
+class StatusListener:
     """What the framing client reports about one response (its ``Listener``)."""
 
     def __init__(self) -> None:
         self.status = 0
         self.failure = ""
 
-    def answered(self, conn: Connection, status: int, size: int) -> None:
+    def answered(self, conn: ClientConnection, status: int, size: int) -> None:
         self.status = status
 
-    def failed(self, conn: Connection, kind: str) -> None:
+    def failed(self, conn: ClientConnection, kind: str) -> None:
         self.failure = kind
 
-    def lost(self, conn: Connection, exc: Exception | None) -> None:
+    def lost(self, conn: ClientConnection, exc: Exception | None) -> None:
         pass
 
 
@@ -65,8 +66,8 @@ class BlockingCaller:
                     return connect_error_kind(exc)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 self.socks[e] = sock
-            answer = Answer()
-            framer = Connection(answer)
+            answer = StatusListener()
+            framer = ClientConnection(answer)
             sock.sendall(self.requests[e])
             while not answer.status:
                 if deadline is not None:

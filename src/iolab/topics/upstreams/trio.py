@@ -16,9 +16,9 @@ import time
 
 import trio
 
-from iolab.load.client import Connection, connect_error_kind, request_bytes
+from iolab.load.client import ClientConnection, connect_error_kind, request_bytes
 from iolab.topics.upstreams.service import OK, PARKED, InFlight, Ledger, Schedule, ServiceSpec
-from iolab.topics.upstreams.sync import RECV_BYTES, Answer
+from iolab.topics.upstreams.sync import RECV_BYTES, StatusListener
 
 perf_counter = time.perf_counter
 
@@ -49,8 +49,8 @@ class TrioCaller:
                 stream = await self._connect(e)
             except OSError as exc:
                 return connect_error_kind(exc)
-        answer = Answer()
-        framer = Connection(answer)
+        answer = StatusListener()
+        framer = ClientConnection(answer)
         keep = False
         try:
             await stream.send_all(self.requests[e])

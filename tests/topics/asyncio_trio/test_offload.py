@@ -1,4 +1,4 @@
-"""iolab.topics.event_loops.offload: where a CPU-bound job runs decides whether the loop stays responsive."""
+"""iolab.topics.asyncio_trio.offload: where a CPU-bound job runs decides whether the loop stays responsive."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from iolab.kit import procs
-from iolab.topics.event_loops import offload
+from iolab.topics.asyncio_trio import offload
 
 # CPU seconds and loop lag of 40 ms jobs: beside another test worker the figures are the machine's, not the strategy's.
 pytestmark = pytest.mark.solo
@@ -80,6 +80,6 @@ def test_cli_prints_one_json_document():
 
 
 def test_the_cli_lists_exactly_the_strategies_offload_knows():
-    from iolab.commands import event_loops
+    from iolab.commands import asyncio_trio
 
-    assert list(event_loops.STRATEGIES) == list(offload.STRATEGIES)
+    assert list(asyncio_trio.STRATEGIES) == list(offload.STRATEGIES)

@@ -11,7 +11,8 @@ from iolab.commands.table import Subparsers
 from iolab.kit.sockets import BACKLOG
 # The topic's registry and specs: importing them loads no client version (each module is imported
 # only to run it) and no uvloop, so ``--help`` stays fast.
-from iolab.topics.wordfreq.run import CLIENTS, TIMEOUT_S, WORDS, Measurement, WordServer, measure_here, run_word_server
+from iolab.topics.event_loop.run import (CLIENTS, TIMEOUT_S, WORDS, Measurement, WordServer, measure_here,
+                                        run_word_server)
 
 
 def add_wordfreq(sub: Subparsers) -> None:

@@ -7,7 +7,7 @@ import time
 import trio
 
 from iolab.kit.sockets import HOST, RECV_BYTES
-from iolab.topics.wordfreq.counting import CONNECTING, HELLO, TopWords, WordStream
+from iolab.topics.event_loop.counting import CONNECTING, HELLO, TopWords, WordStream
 
 
 async def _open(port: int, gate: trio.Semaphore) -> tuple[trio.SocketStream, bytes]:

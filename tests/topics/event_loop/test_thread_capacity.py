@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.topics.wordfreq import limits
+from iolab.topics.event_loop import limits
 
 
 @pytest.mark.parametrize("spare_mb", range(16, 28))

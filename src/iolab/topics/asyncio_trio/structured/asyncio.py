@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from iolab.kit import runners
-from iolab.topics.event_loops.structured.shared import Job, Log, Sample, UpstreamError, with_queue_times
+from iolab.topics.asyncio_trio.structured.shared import Job, Log, Sample, UpstreamError, with_queue_times
 
 T = TypeVar("T")
 

@@ -12,6 +12,6 @@ The two modules have the same functions, in the same order, with the same names.
 re-exports.
 """
 
-from iolab.topics.event_loops.structured.shared import Job, Log, Sample, UpstreamError, diff
+from iolab.topics.asyncio_trio.structured.shared import Job, Log, Sample, UpstreamError, diff
 
 __all__ = ["Job", "Log", "Sample", "UpstreamError", "diff"]

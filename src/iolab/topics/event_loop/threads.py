@@ -12,7 +12,7 @@ import threading
 import time
 
 from iolab.kit.sockets import HOST, RECV_BYTES
-from iolab.topics.wordfreq.counting import CONNECTING, HELLO, TopWords, WordStream
+from iolab.topics.event_loop.counting import CONNECTING, HELLO, TopWords, WordStream
 
 
 def _open(port: int, gate: threading.Semaphore, timeout: float) -> tuple[socket.socket, bytes]:

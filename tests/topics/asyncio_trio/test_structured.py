@@ -1,4 +1,4 @@
-"""iolab.topics.event_loops.structured: the asyncio and the trio version of the service behave the same way.
+"""iolab.topics.asyncio_trio.structured: the asyncio and the trio version of the service behave the same way.
 
 One suite, run against both modules (like CPython's test_selectors); the few real differences
 (asyncio has no rendezvous queue, only asyncio has the unstructured ``gather``) get their own tests.
@@ -12,9 +12,9 @@ import time
 import pytest
 import trio
 
-from iolab.topics.event_loops.structured import Job, Log, UpstreamError, diff
-from iolab.topics.event_loops.structured import asyncio as asyncio_version
-from iolab.topics.event_loops.structured import trio as trio_version
+from iolab.topics.asyncio_trio.structured import Job, Log, UpstreamError, diff
+from iolab.topics.asyncio_trio.structured import asyncio as asyncio_version
+from iolab.topics.asyncio_trio.structured import trio as trio_version
 
 VERSIONS = {"asyncio": asyncio_version, "trio": trio_version}
 TIMEOUTS = {"asyncio": TimeoutError, "trio": trio.TooSlowError}
@@ -115,7 +115,7 @@ def test_the_diff_shows_task_groups_against_nurseries():
 
 
 def test_fan_out_takes_about_the_wait_and_reports_every_library_and_count():
-    from iolab.topics.event_loops.structured import timing
+    from iolab.topics.asyncio_trio.structured import timing
 
     df = timing.fan_out([1, 50], wait_s=0.05, repeats=1)
     assert set(df.library) == set(timing.LIBRARIES) and set(df.jobs) == {1, 50}

@@ -1,7 +1,7 @@
 """Run the word-frequency experiment: start the word server, run one client version, measure it.
 
 - :class:`WordServer` and :class:`Measurement` describe the two processes of a run (the server, and
-  a client version with its settings); ``python -m iolab.topics.wordfreq`` runs either from its JSON.
+  a client version with its settings); ``python -m iolab.topics.event_loop`` runs either from its JSON.
 - :func:`run_client` runs a version *in this process* and measures it (run time, CPU, peak memory);
   :func:`measure_here` adds the descriptor limit and a word server of its own around it.
 - :func:`measure` runs a measurement as a fresh child process and returns its JSON; :func:`sweep`
@@ -26,22 +26,22 @@ from iolab.kit import procfs, procs, sockets
 from iolab.kit.machine import DescriptorLimit
 from iolab.kit.procs import START_SECONDS
 from iolab.kit.sockets import BACKLOG, LISTENING_PATTERN
-from iolab.topics.wordfreq import limits
-from iolab.topics.wordfreq.counting import TopWords
+from iolab.topics.event_loop import limits
+from iolab.topics.event_loop.counting import TopWords
 
 if TYPE_CHECKING:
     import pandas as pd
 
 # The client versions and the module of each; a module is imported only to run its version.
 CLIENTS = {
-    "threads": "iolab.topics.wordfreq.threads",
-    "scratch": "iolab.topics.wordfreq.scratchloop",
-    "asyncio": "iolab.topics.wordfreq.asyncio",
-    "trio": "iolab.topics.wordfreq.trio",
+    "threads": "iolab.topics.event_loop.threads",
+    "scratch": "iolab.topics.event_loop.scratchloop",
+    "asyncio": "iolab.topics.event_loop.asyncio",
+    "trio": "iolab.topics.event_loop.trio",
 }
 WORDS = 20  # words per connection, each followed by a 50-150 ms wait: about 2 s of waiting
 TIMEOUT_S = 300.0  # a run longer than this is stuck, not slow
-ENTRY = "iolab.topics.wordfreq"  # what ``python -m`` runs: this package's ``__main__``
+ENTRY = "iolab.topics.event_loop"  # what ``python -m`` runs: this package's ``__main__``
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def open_word_server(words: int = WORDS, backlog: int = BACKLOG) -> Iterator[int
 
 def run_word_server(spec: WordServer) -> int:
     """Run the word server ``spec`` describes in this process until SIGTERM or SIGINT; the exit code."""
-    from iolab.topics.wordfreq import server  # imports uvloop: only the server needs it
+    from iolab.topics.event_loop import server  # imports uvloop: only the server needs it
 
     return server.serve(spec.port, spec.words, spec.backlog)
 

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from iolab.kit import runners
-from iolab.topics.event_loops.structured import asyncio as asyncio_version
-from iolab.topics.event_loops.structured import trio as trio_version
-from iolab.topics.event_loops.structured.shared import Job, Log
+from iolab.topics.asyncio_trio.structured import asyncio as asyncio_version
+from iolab.topics.asyncio_trio.structured import trio as trio_version
+from iolab.topics.asyncio_trio.structured.shared import Job, Log
 
 LIBRARIES = ("asyncio", "uvloop", "trio")
 

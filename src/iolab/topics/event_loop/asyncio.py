@@ -6,7 +6,7 @@ import asyncio
 import time
 
 from iolab.kit.sockets import HOST, RECV_BYTES
-from iolab.topics.wordfreq.counting import CONNECTING, HELLO, TopWords, WordStream
+from iolab.topics.event_loop.counting import CONNECTING, HELLO, TopWords, WordStream
 
 
 async def _open(port: int, gate: asyncio.Semaphore) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:

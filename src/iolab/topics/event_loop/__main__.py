@@ -1,9 +1,9 @@
-"""The experiment's two processes: ``python -m iolab.topics.wordfreq serve|measure SPEC_JSON``.
+"""The experiment's two processes: ``python -m iolab.topics.event_loop serve|measure SPEC_JSON``.
 
-- ``serve``: the word server (a :class:`~iolab.topics.wordfreq.run.WordServer` as JSON), until
-  SIGTERM or SIGINT; what :func:`~iolab.topics.wordfreq.run.open_word_server` starts;
-- ``measure``: one fresh process that runs a :class:`~iolab.topics.wordfreq.run.Measurement` (given
-  as JSON) and prints what it measured as one JSON line; what :func:`~iolab.topics.wordfreq.run.measure`
+- ``serve``: the word server (a :class:`~iolab.topics.event_loop.run.WordServer` as JSON), until
+  SIGTERM or SIGINT; what :func:`~iolab.topics.event_loop.run.open_word_server` starts;
+- ``measure``: one fresh process that runs a :class:`~iolab.topics.event_loop.run.Measurement` (given
+  as JSON) and prints what it measured as one JSON line; what :func:`~iolab.topics.event_loop.run.measure`
   starts, so that no run inherits the memory or the descriptors of another.
 
 The command ``python -m iolab wordfreq`` builds the same specs from its flags and calls the same functions.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 
-from iolab.topics.wordfreq.run import ENTRY, Measurement, WordServer, measure_here, run_word_server
+from iolab.topics.event_loop.run import ENTRY, Measurement, WordServer, measure_here, run_word_server
 
 
 def main(argv: list[str]) -> int:

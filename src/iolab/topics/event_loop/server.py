@@ -2,7 +2,7 @@
 
 Source 004's was a thread per connection; this one is an asyncio Protocol on uvloop, so that the
 server stays the cheap side of the experiment at 10,000 connections (a timer and a write per word)
-and the clients are what is measured. It is started by ``python -m iolab.topics.wordfreq serve`` (see
+and the clients are what is measured. It is started by ``python -m iolab.topics.event_loop serve`` (see
 ``run.open_word_server``), listens through the kit (``iolab.kit.sockets``) and prints the same
 "listening on" line as the HTTP servers.
 """
@@ -18,7 +18,7 @@ import typing
 import uvloop
 
 from iolab.kit import sockets
-from iolab.topics.wordfreq import corpus
+from iolab.topics.event_loop import corpus
 
 
 class WordSender(asyncio.Protocol):

@@ -1,4 +1,4 @@
-"""iolab.topics.event_loops.looplag: the ticker sees a blocked loop, on asyncio and on trio."""
+"""iolab.topics.asyncio_trio.looplag: the ticker sees a blocked loop, on asyncio and on trio."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import trio
 
 from iolab.kit import runners
-from iolab.topics.event_loops import looplag
+from iolab.topics.asyncio_trio import looplag
 from iolab.web import julia
 
 BLOCK_MS = 60
@@ -34,8 +34,8 @@ async def watched(watch, sleep, blocks: bool) -> looplag.LagProbe:
 
 
 LIBRARIES = {
-    "asyncio": lambda blocks: runners.run_asyncio(watched, looplag.watch_asyncio, asyncio.sleep, blocks),
-    "trio": lambda blocks: runners.run_trio(watched, looplag.watch_trio, trio.sleep, blocks),
+    "asyncio": lambda blocks: runners.run_asyncio(watched, looplag.open_asyncio_ticker, asyncio.sleep, blocks),
+    "trio": lambda blocks: runners.run_trio(watched, looplag.open_trio_ticker, trio.sleep, blocks),
 }
 
 

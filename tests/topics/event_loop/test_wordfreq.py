@@ -1,4 +1,4 @@
-"""iolab.topics.wordfreq: the input file, the counting, and every client version reaching the same top-10."""
+"""iolab.topics.event_loop: the input file, the counting, and every client version reaching the same top-10."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from iolab.kit import machine, procs
-from iolab.topics.wordfreq import corpus, limits, run
-from iolab.topics.wordfreq.counting import TopWords, WordStream
+from iolab.topics.event_loop import corpus, limits, run
+from iolab.topics.event_loop.counting import TopWords, WordStream
 
 CONNECTIONS, WORDS = 60, 5
 

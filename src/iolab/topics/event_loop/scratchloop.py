@@ -12,7 +12,7 @@ import time
 from iolab import scratchloop
 from iolab.kit.sockets import HOST, RECV_BYTES
 from iolab.scratchloop.loop import EventLoop, Semaphore, Switch
-from iolab.topics.wordfreq.counting import CONNECTING, HELLO, TopWords, WordStream
+from iolab.topics.event_loop.counting import CONNECTING, HELLO, TopWords, WordStream
 
 
 async def _open(loop: EventLoop, port: int, gate: Semaphore) -> tuple[socket.socket, bytes]:

@@ -21,7 +21,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from iolab.load import LoadResult, LoadSpec, run_load
-from iolab.load.sweeps import spread_pct, taking_turns
+from iolab.load.sweeps import spread_pct, open_in_turns
 from iolab.servers import Server, open_server
 
 WARMUP_S = 0.3  # a first run is slower (imports, caches, the kernel's socket structures): not recorded
@@ -61,7 +61,7 @@ def compare_loops(
         )
 
     bar = tqdm(total=repeats * len(models), desc="runs", disable=not progress, leave=False)
-    with bar, taking_turns(openers, repeats, interleave=True, warm_up=warm_up, enough=enough) as turns:
+    with bar, open_in_turns(openers, repeats, interleave=True, warm_up=warm_up, enough=enough) as turns:
         for repeat, index, server in turns:
             result = run_load(LoadSpec(server.url + "/", connections=connections, duration_s=duration_s))
             rows.append({"model": models[index], "repeat": repeat, "connections": connections} | _figures(result))

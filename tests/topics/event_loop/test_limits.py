@@ -4,7 +4,7 @@ import errno
 import os
 
 from iolab.kit import machine
-from iolab.topics.wordfreq import limits
+from iolab.topics.event_loop import limits
 
 
 def test_emfile_becomes_a_descriptor_limit_naming_the_limit_and_what_to_raise_it_to(monkeypatch) -> None:

@@ -7,7 +7,7 @@ the terminal.
 
 from __future__ import annotations
 
-from iolab.topics.wordfreq.corpus import TOP
+from iolab.topics.event_loop.corpus import TOP
 
 # What a client sends first. The server starts its words when this arrives, not at accept: a client
 # that only listened could not tell that the server had dropped its handshake (a full accept queue

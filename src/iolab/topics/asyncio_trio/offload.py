@@ -29,7 +29,7 @@ import pandas as pd
 import trio
 
 from iolab.kit import procfs, runners
-from iolab.topics.event_loops import looplag
+from iolab.topics.asyncio_trio import looplag
 from iolab.web import julia
 
 Job = Callable[[], bytes]
@@ -82,7 +82,7 @@ def _ignore_sigint() -> None:
 
 
 async def _asyncio_batch(strategy: Strategy, job: Job, jobs: int, pool: concurrent.futures.Executor | None) -> tuple[looplag.LagProbe, float]:
-    async with looplag.watch_asyncio() as probe:
+    async with looplag.open_asyncio_ticker() as probe:
         start = time.perf_counter()
         async with asyncio.TaskGroup() as tasks:
             for _ in range(jobs):
@@ -92,7 +92,7 @@ async def _asyncio_batch(strategy: Strategy, job: Job, jobs: int, pool: concurre
 
 
 async def _trio_batch(strategy: Strategy, job: Job, jobs: int, pool: concurrent.futures.Executor | None) -> tuple[looplag.LagProbe, float]:
-    async with looplag.watch_trio() as probe:
+    async with looplag.open_trio_ticker() as probe:
         start = time.perf_counter()
         async with trio.open_nursery() as nursery:
             for _ in range(jobs):

@@ -7,7 +7,7 @@ records how much later than asked it woke. On an idle loop the lag is the timer'
 a millisecond); while something blocks, it is that something's duration.
 
 The ticker itself knows no library: it is given the library's ``sleep``, so the same coroutine
-runs on asyncio, uvloop and trio. ``watch_asyncio`` and ``watch_trio`` run it beside other work.
+runs on asyncio, uvloop and trio. ``open_asyncio_ticker`` and ``open_trio_ticker`` run it beside other work.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ async def tick(sleep: Callable[[float], Awaitable[object]], probe: LagProbe) -> 
 
 
 @contextlib.asynccontextmanager
-async def watch_asyncio(interval_s: float = INTERVAL_S) -> AsyncIterator[LagProbe]:
+async def open_asyncio_ticker(interval_s: float = INTERVAL_S) -> AsyncIterator[LagProbe]:
     """Tick on the running asyncio loop for the duration of the block; the probe it fills."""
     probe = LagProbe(interval_s)
     ticker = asyncio.get_running_loop().create_task(tick(asyncio.sleep, probe))
@@ -85,7 +85,7 @@ async def watch_asyncio(interval_s: float = INTERVAL_S) -> AsyncIterator[LagProb
 
 
 @contextlib.asynccontextmanager
-async def watch_trio(interval_s: float = INTERVAL_S) -> AsyncIterator[LagProbe]:
+async def open_trio_ticker(interval_s: float = INTERVAL_S) -> AsyncIterator[LagProbe]:
     """Tick in a trio task for the duration of the block; the probe it fills."""
     probe = LagProbe(interval_s)
     async with trio.open_nursery() as nursery:

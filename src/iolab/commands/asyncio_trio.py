@@ -23,7 +23,7 @@ def add_looplag(sub: Subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     def run(args: argparse.Namespace) -> int:
-        from iolab.topics.event_loops.offload import compare
+        from iolab.topics.asyncio_trio.offload import compare
 
         if args.jobs < 1 or args.job_ms <= 0 or args.repeats < 1:
             p.error("--jobs and --repeats must be at least 1, --job-ms above 0")

@@ -1,10 +1,10 @@
-"""iolab.topics.event_loops.loopbench: the event-loop benchmarks run real servers and report every run."""
+"""iolab.topics.asyncio_trio.loopbench: the event-loop benchmarks run real servers and report every run."""
 
 from __future__ import annotations
 
 import pytest
 
-from iolab.topics.event_loops import loopbench
+from iolab.topics.asyncio_trio import loopbench
 
 
 def test_compare_loops_interleaves_models_and_serves_without_errors():
