@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import resource
 import socket
 import typing
 
 import uvloop
 
-from iolab.kit import sockets
+from iolab.kit import machine, sockets
 from iolab.topics.event_loop import corpus
 
 
@@ -67,8 +66,7 @@ async def serve_words(listener: socket.socket, words: int, backlog: int) -> None
 def serve(port: int, words: int, backlog: int) -> int:
     """Run the word server until stopped; the exit code."""
     # A descriptor per connection: take all that ulimit -n allows, whatever the client set for itself.
-    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    machine.raise_open_files_limit()
     with sockets.open_listener(port, backlog) as listener:
         uvloop.run(serve_words(listener, words, backlog))
     return 0
