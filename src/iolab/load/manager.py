@@ -19,7 +19,7 @@ from iolab.kit.channel import Child, open_child
 from iolab.kit.procs import START_SECONDS, ProcessTimeout
 from iolab.load.histogram import Histogram
 from iolab.load.model import LoadResult, LoadSpec
-from iolab.load.share import Share
+from iolab.load._share import Share
 
 # Past duration + timeout, a worker that has not reported is stuck, not slow.
 RESULT_MARGIN_S = 15.0

@@ -1,7 +1,7 @@
 """One load-generating process: ``python -m iolab.load.worker SHARE_JSON``.
 
 The worker says ``READY``, waits for the start signal (so that all workers start together), runs
-its :class:`~iolab.load.share.Share` on one uvloop loop (:class:`~iolab.load.run.Run`), sends
+its :class:`~iolab.load._share.Share` on one uvloop loop (:class:`~iolab.load._run.Run`), sends
 ``TICK second answers errors`` once a second and finally ``RESULT {json}``, over the kit's child
 channel (:mod:`iolab.kit.channel`). The manager (:mod:`iolab.load.manager`) starts the workers and
 merges their results.
@@ -16,8 +16,8 @@ from typing import Any
 from iolab.kit import channel
 from iolab.kit.machine import SPARE_DESCRIPTORS, raise_open_files_limit
 from iolab.kit.procfs import cpu_seconds
-from iolab.load.run import Run
-from iolab.load.share import Share
+from iolab.load._run import Run
+from iolab.load._share import Share
 
 # How long a worker waits for the manager's start signal before giving up on it.
 START_TIMEOUT_S = 30.0

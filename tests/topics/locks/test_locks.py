@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from iolab.commands import main
-from iolab.kit import cache, machine
+from iolab.kit import machine
 from iolab.topics.locks import counters, golocks, harness, process_counter, races, slowstream
 
 
@@ -85,12 +85,6 @@ def test_value_without_its_lock_loses_updates_across_processes():
     assert runs.lost.max()["no lock"] > 0
     assert runs.lost.max()["lock"] == 0 and runs.lost.max()["batched"] == 0
     assert runs.ns_per_op.median()["batched"] < runs.ns_per_op.median()["lock"]
-
-
-def test_cache_dir_follows_xdg_cache_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache.cache_dir() == tmp_path / "iolab"
-    assert (tmp_path / "iolab").is_dir()
 
 
 # --- the slow stream ------------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 Layout, one idea per module:
 
 - ``spec``: the latency spec, ``20ms*9,30s``, plus faults (``refuse``, ``reset``, ``hang``);
-- ``server``: the upstream endpoints, all in one asyncio process (``open_upstreams``);
+- ``endpoints``: the upstream endpoints, all in one asyncio process (``open_upstreams``);
 - ``service``: what both service models share: the schedule, the ledger of requests;
-- ``serve``: the service process (``python -m iolab.topics.upstreams.serve``), which runs one model;
+- ``service_process``: the service process (``python -m iolab.topics.upstreams.service_process``), which runs one model;
 - ``sync``: the service as a fixed pool of threads making blocking calls;
 - ``asyncio``: the service as one event loop, a task per request, with an optional limit;
 - ``trio``: the same async service on trio, its calls tasks of one nursery;
@@ -26,8 +26,8 @@ _EXPORTS = {
     "Endpoint": "spec",
     "format_spec": "spec",
     "parse_spec": "spec",
-    "Upstreams": "server",
-    "open_upstreams": "server",
+    "Upstreams": "endpoints",
+    "open_upstreams": "endpoints",
     "RunSpec": "run",
     "run_service": "run",
     "run_upstreams": "run",

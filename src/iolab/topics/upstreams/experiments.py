@@ -15,7 +15,7 @@ import pandas as pd
 from iolab.kit import plots, results
 from iolab.topics.upstreams.result import UpstreamsResult
 from iolab.topics.upstreams.run import RunSpec, run_service
-from iolab.topics.upstreams.server import Upstreams, open_upstreams
+from iolab.topics.upstreams.endpoints import Upstreams, open_upstreams
 from iolab.topics.upstreams.service import ServiceSpec
 from iolab.topics.upstreams.spec import ANSWER, parse_spec
 

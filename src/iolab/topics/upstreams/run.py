@@ -22,7 +22,7 @@ from iolab.kit import machine, procs
 from iolab.kit.channel import open_child
 from iolab.kit.procs import START_SECONDS
 from iolab.topics.upstreams.result import UpstreamsResult
-from iolab.topics.upstreams.server import Upstreams, open_upstreams
+from iolab.topics.upstreams.endpoints import Upstreams, open_upstreams
 from iolab.topics.upstreams.service import LATE_S, PARKED, ServiceSpec
 from iolab.topics.upstreams.spec import parse_spec
 
@@ -32,7 +32,7 @@ LIMIT_SCOPES = ("upstream", "service")
 # Past its own time limit, a service that has not reported is stuck, not slow.
 RESULT_MARGIN_S = 30.0
 # The service process: python -m SERVICE_MODULE SPEC_JSON (see iolab.kit.channel).
-SERVICE_MODULE = "iolab.topics.upstreams.serve"
+SERVICE_MODULE = "iolab.topics.upstreams.service_process"
 
 
 @dataclass(frozen=True)

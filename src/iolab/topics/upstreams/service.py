@@ -7,7 +7,7 @@ at ``t0 + i / rate`` whatever the service is doing, and its latency counts from 
 time spent waiting for a free thread is counted, not hidden (an open loop, as in :mod:`iolab.load`).
 The two models (:mod:`~iolab.topics.upstreams.sync`, :mod:`~iolab.topics.upstreams.asyncio`, and the async one
 again on :mod:`~iolab.topics.upstreams.trio`) differ only in how they wait for the upstream's answer; all
-record every request in a :class:`Ledger`. The process that runs one is :mod:`~iolab.topics.upstreams.serve`.
+record every request in a :class:`Ledger`. The process that runs one is :mod:`~iolab.topics.upstreams.service_process`.
 """
 
 from __future__ import annotations

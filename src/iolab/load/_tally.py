@@ -2,7 +2,7 @@
 
 The seconds are the run's timeline (a collapse shows in the second it happened) and also its
 totals: the answers of a run are the sum of its seconds' answers, so they are counted once, in
-place, by the worker's answer callback (:meth:`iolab.load.run.Run.answer`), which writes these
+place, by the worker's answer callback (:meth:`iolab.load._run.Run.answer`), which writes these
 fields directly because it runs once per request.
 """
 

@@ -13,10 +13,10 @@ from typing import Any
 from iolab.load.histogram import Histogram
 from iolab.load.manager import shares
 from iolab.load.model import LoadSpec
-from iolab.load.run import Run
-from iolab.load.schedule import Window
-from iolab.load.share import Share
-from iolab.load.tally import Second, Tally
+from iolab.load._run import Run
+from iolab.load._schedule import Window
+from iolab.load._share import Share
+from iolab.load._tally import Second, Tally
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy"

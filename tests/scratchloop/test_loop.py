@@ -168,10 +168,10 @@ def test_the_trace_records_which_task_ran_and_why_it_yielded() -> None:
 
     result, loop = run(main, trace_steps=True)
     frame = trace.to_frame(loop.trace)
-    napper = frame[frame.task == "napper"]
+    steps = frame[frame.task == "napper"]
     assert result == ["ok"]
-    assert list(napper.waits_for) == ["sleep 0.01 s", "done"]
-    assert list(napper.woke_by) == ["start", "sleep 0.01 s"]
+    assert list(steps.waits_for) == ["sleep 0.01 s", "done"]
+    assert list(steps.woke_by) == ["start", "sleep 0.01 s"]
     assert list(frame[frame.task == "main"].kind) == ["task", "done"]  # main waited for the napper
     assert (frame.end_ms >= frame.start_ms).all() and frame.start_ms.is_monotonic_increasing
 

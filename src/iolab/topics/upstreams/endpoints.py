@@ -1,6 +1,6 @@
 """The upstreams: every endpoint of a latency spec on 127.0.0.1, all in one asyncio process.
 
-``python -m iolab.topics.upstreams.server "20ms*9,hang"`` prints
+``python -m iolab.topics.upstreams.endpoints "20ms*9,hang"`` prints
 ``upstreams listening on 127.0.0.1 ports P1,P2,...`` (one port per endpoint, in spec order) and
 serves until SIGTERM or Ctrl-C. An answering endpoint replies ``200 ok`` to every request after its
 latency, on a timer: waiting costs the process nothing, so one process on one core serves
@@ -138,9 +138,9 @@ async def serve_upstreams(endpoints: tuple[Endpoint, ...], listeners: list[socke
 
 
 def main(argv: list[str]) -> int:
-    """``python -m iolab.topics.upstreams.server SPEC``: serve SPEC's endpoints until stopped."""
+    """``python -m iolab.topics.upstreams.endpoints SPEC``: serve SPEC's endpoints until stopped."""
     if len(argv) != 2:
-        print('usage: python -m iolab.topics.upstreams.server SPEC   (e.g. "20ms*9,hang")', file=sys.stderr)
+        print('usage: python -m iolab.topics.upstreams.endpoints SPEC   (e.g. "20ms*9,hang")', file=sys.stderr)
         return 2
     try:
         endpoints = parse_spec(argv[1])
@@ -179,7 +179,7 @@ class Upstreams:
 def open_upstreams(spec: str | tuple[Endpoint, ...]) -> Iterator[Upstreams]:
     """Start the upstreams of ``spec`` in their own process; leaving the block stops them."""
     endpoints = parse_spec(spec) if isinstance(spec, str) else tuple(spec)
-    argv = procs.python_argv("-m", "iolab.topics.upstreams.server", format_spec(endpoints))
+    argv = procs.python_argv("-m", "iolab.topics.upstreams.endpoints", format_spec(endpoints))
     with procs.open_process(argv) as process:
         match = process.wait_for_line(READY_PATTERN, timeout=procs.START_SECONDS)
         ports = tuple(int(p) for p in match[1].split(","))

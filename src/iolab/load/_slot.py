@@ -3,9 +3,9 @@
 A slot stands for one client: it owns at most one connection at a time, reconnects when that
 connection goes, and counts what it sent and the 2xx answers it got (``never_served`` is the
 number of slots whose count stayed 0). What an answer or an error means for the run, and what the
-slot sends next, the slot leaves to its owner, the worker's :class:`iolab.load.run.Run`.
-:class:`Owner` says what a slot needs from it, so that this module imports nothing from ``run``
-and the import points one way, ``run`` to ``slot`` (as :class:`iolab.load.client.Listener` does
+slot sends next, the slot leaves to its owner, the worker's :class:`iolab.load._run.Run`.
+:class:`Owner` says what a slot needs from it, so that this module imports nothing from ``_run``
+and the import points one way, ``_run`` to ``_slot`` (as :class:`iolab.load.client.Listener` does
 for a connection and its slot).
 
 The owner, not the slot, ends a request: ``fire`` sets ``busy``, and only the owner sets it back to

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from iolab.kit import machine, procs
-from iolab.topics.event_loop import corpus, limits, run
+from iolab.topics.event_loop import corpus, run
 from iolab.topics.event_loop.counting import TopWords, WordStream
 
 CONNECTIONS, WORDS = 60, 5

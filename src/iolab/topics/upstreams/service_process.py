@@ -1,4 +1,4 @@
-"""The service process: ``python -m iolab.topics.upstreams.serve SPEC_JSON`` runs the model the spec names.
+"""The service process: ``python -m iolab.topics.upstreams.service_process SPEC_JSON`` runs the model the spec names.
 
 It sends ``TICK second finished`` once a second and finally ``RESULT {json}`` over the kit's child
 channel (:mod:`iolab.kit.channel`); then it exits at once

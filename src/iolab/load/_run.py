@@ -22,10 +22,10 @@ from typing import Any
 
 from iolab.kit.channel import send_progress
 from iolab.load.client import request_bytes
-from iolab.load.schedule import OpenSchedule, Window
-from iolab.load.share import Share
-from iolab.load.slot import Slot
-from iolab.load.tally import Tally
+from iolab.load._schedule import OpenSchedule, Window
+from iolab.load._share import Share
+from iolab.load._slot import Slot
+from iolab.load._tally import Tally
 
 # A refused connect fails in microseconds; without a pause, one slot would log a hundred thousand
 # errors a second and starve every other slot of the loop.

@@ -53,7 +53,7 @@ class Window:
 class OpenSchedule(Generic[T]):
     """The open loop's schedule: when each request is due, and which connection sends it.
 
-    Request n is due at ``first + n * interval`` (:meth:`iolab.load.run.Run._tick` computes it
+    Request n is due at ``first + n * interval`` (:meth:`iolab.load._run.Run._tick` computes it
     there, once per request): from the first, not by adding ``interval`` n times, so that rounding
     cannot make the rate drift over a long run. A due request
     goes to the connection that has been free longest (rotating through the whole pool is what lets
