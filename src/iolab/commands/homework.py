@@ -8,6 +8,7 @@ from pathlib import Path
 
 from iolab.commands.table import Subparsers
 from iolab.kit.paths import COURSE_DATA
+from iolab.kit.scale import SCALES
 
 # The instructor notebooks: the course's own, next to its data/ folder.
 NOTEBOOKS = COURSE_DATA.parent / "notebooks"
@@ -193,7 +194,7 @@ def add_homework(sub: Subparsers) -> None:
                                 "quiet machine: the notebooks measure.")
     times_.add_argument("notebooks", type=Path, nargs="*", metavar="NOTEBOOK",
                         help="the notebooks to run (default: every notebook in notebooks/)")
-    times_.add_argument("--scale", choices=["quick", "full"], default="quick", help="IOLAB_SCALE for the runs")
+    times_.add_argument("--scale", choices=SCALES, default="quick", help="IOLAB_SCALE for the runs")
 
     def run_times(args: argparse.Namespace) -> int:
         from iolab.homework import times

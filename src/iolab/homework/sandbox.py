@@ -32,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Protocol
 
-from iolab.kit.paths import COURSE_DATA
+from iolab.kit.paths import data_dir
 
 INSIDE_UID = 1000
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt install bubblewrap`; Fedora: `dnf install bubblewrap`), "
@@ -95,7 +95,7 @@ def kit_source() -> Path:
 
 def readable_paths() -> list[Path]:
     """What a submission may read: the system, Python and its environment, the kit, the course's data."""
-    paths = [Path("/usr"), Path(sys.base_prefix), Path(sys.prefix), kit_source(), COURSE_DATA]
+    paths = [Path("/usr"), Path(sys.base_prefix), Path(sys.prefix), kit_source(), data_dir()]
     paths += [Path("/etc") / name for name in ETC_FILES]
     paths += [Path("/sys")]  # CPU topology and frequencies, for machine.describe()
     return [p for p in paths if p.exists()]

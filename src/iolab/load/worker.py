@@ -16,11 +16,10 @@ from typing import Any
 from iolab.kit import channel
 from iolab.kit.machine import SPARE_DESCRIPTORS, raise_open_files_limit
 from iolab.kit.procfs import cpu_seconds
+from iolab.kit.procs import START_SECONDS
 from iolab.load._run import Run
 from iolab.load._share import Share
 
-# How long a worker waits for the manager's start signal before giving up on it.
-START_TIMEOUT_S = 30.0
 # Past the duration and one timeout, every request has ended; the margin only guards against a bug.
 FINISH_MARGIN_S = 5.0
 
@@ -31,7 +30,7 @@ async def run_share(share: Share) -> dict[str, Any]:
     go = asyncio.Event()
     loop.add_signal_handler(channel.START_SIGNAL, go.set)
     channel.send_ready()
-    await asyncio.wait_for(go.wait(), START_TIMEOUT_S)
+    await asyncio.wait_for(go.wait(), START_SECONDS)  # the manager's own wait for a start
     run = Run(share, loop)
     cpu = cpu_seconds()
     run.start()
