@@ -24,8 +24,9 @@ dependencies:
 
 
 def pins(lock_text: str) -> list[str]:
-    """The ``name==version`` lines of a pip lock, comments and hashes dropped."""
-    return [m.group(0) for line in lock_text.splitlines() if (m := re.match(r"^[A-Za-z0-9_.-]+==[^\s;]+", line))]
+    """The ``name==version`` lines of a pip lock (with their environment marker), comments and hashes dropped."""
+    return [m.group(0).strip() for line in lock_text.splitlines()
+            if (m := re.match(r"^[A-Za-z0-9_.-]+==[^\s;]+(?:\s*;[^#]*)?", line))]
 
 
 if __name__ == "__main__":

@@ -15,14 +15,14 @@ def lock_pins(lock: Path = ROOT / "requirements.lock") -> dict[str, str]:
     for line in lock.read_text().splitlines():
         if line and not line.startswith((" ", "#")):
             name, _, version = line.partition("==")
-            pins[name.strip().lower()] = version.strip()
+            pins[name.strip().lower()] = version.split(";")[0].strip()  # an environment marker is no version
     return pins
 
 
 def test_environment_yml_names_the_same_packages_as_the_lock():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    conda_pins = dict(p.lower().split("==") for p in pip_section)
+    conda_pins = dict(p.split(";")[0].strip().lower().split("==") for p in pip_section)
     assert conda_pins == lock_pins()
 
 

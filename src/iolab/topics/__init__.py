@@ -11,7 +11,8 @@
 - ``databases``: connections, pools and prepared statements against PostgreSQL (chapter 9);
 - ``c10k``: 100,000 sleepers in every runtime, and what limits them (chapter 10);
 - ``measuring``: what the instruments themselves cost (chapter 11);
-- ``networks``: slow clients, timeouts, distance and TLS across the netlab's simulated network (chapter 12).
+- ``networks``: slow clients, timeouts, distance and TLS across the netlab's simulated network (chapter 12);
+- ``completion``: io_uring against readiness, on files and on sockets (chapter 13).
 
 A topic imports from the layers below (``kit``, ``scratchloop``, ``web``, ``netlab``, ``servers``, ``load``)
 and never from another topic: what two topics share moves down, to the lowest layer that has what it uses.

@@ -1,0 +1,76 @@
+"""Chapter 13's three servers: each answers every request, counts it, refuses bad input and lives on."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from iolab.topics.completion import server_load, support
+from iolab.topics.completion.server_process import SERVERS, ServerSpec
+from iolab.topics.completion.tiny_http import BAD, OK
+
+GET = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+no_uring = pytest.mark.skipif(support.unavailable("sockets") is not None,
+                              reason=f"io_uring: {support.unavailable('sockets')}")
+
+
+def _servers() -> list[str]:
+    return [s for s in SERVERS if s != "uring" or support.unavailable("sockets") is None]
+
+
+def _exchange(port: int, request: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(request)
+        received = b""
+        while chunk := sock.recv(4096):
+            received += chunk
+            if request == GET and received.endswith(OK):
+                break
+        return received
+
+
+@pytest.mark.parametrize("server", _servers())
+def test_every_request_is_answered_and_counted(server: str) -> None:
+    row = server_load.measure(server, connections=4, seconds=0.5)
+    assert row["errors"] == 0 and row["answered"] > 100
+    # The clients count answers within the run; the server also those still on their way at its end,
+    # at most one per connection.
+    assert 0 <= row["requests"] - row["answered"] <= 4
+
+
+@pytest.mark.parametrize("server", _servers())
+def test_a_bad_request_gets_400_and_the_next_client_is_served(server: str) -> None:
+    with server_load.open_tiny_server(ServerSpec(server)) as (port, _):
+        assert _exchange(port, b"POST / HTTP/1.1\r\n\r\n") == BAD  # and then the server closed the connection
+        assert _exchange(port, GET) == OK
+
+
+@no_uring
+def test_the_completion_server_makes_fewer_calls_per_request_than_the_readiness_one() -> None:
+    # Counts, not rates: epoll needs a recv and a send per request whatever the timing; the ring
+    # hands over every send and takes every completion of a turn in one call.
+    epoll = server_load.measure("epoll", connections=8, seconds=0.5)
+    uring = server_load.measure("uring", connections=8, seconds=0.5)
+    assert epoll["own_calls_per_request"] >= 2
+    assert uring["own_calls_per_request"] < 1
+
+
+@no_uring
+def test_sqpoll_serves_too_and_leaves_the_counting_to_strace() -> None:
+    row = server_load.measure("uring", connections=4, seconds=0.5, sqpoll=True)
+    assert row["server"] == "uring (SQPOLL)" and row["errors"] == 0 and row["requests"] > 100
+    assert row["own_calls_per_request"] is None
+
+
+def test_without_io_uring_the_uring_server_is_refused_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(support.FORCE_ENV, "1")
+    with pytest.raises(support.Unavailable, match=support.FORCE_ENV):
+        server_load.measure("uring", connections=1, seconds=0.1)
+
+
+def test_a_spec_for_an_unknown_server_or_sqpoll_elsewhere_is_refused() -> None:
+    with pytest.raises(ValueError, match="the servers are epoll, uvloop, uring"):
+        ServerSpec("iocp")
+    with pytest.raises(ValueError, match="sqpoll applies to the uring server only"):
+        ServerSpec("epoll", sqpoll=True)
