@@ -111,6 +111,7 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("12-networks.md", "50 ms", CONFIGURED + ": the link's round trip in the keep-alive and TLS experiments"),
     ("12-networks.md", "200 ms", "Linux's default minimum retransmission timeout (TCP_RTO_MIN), a kernel default"),
     ("05-event-loop.md", "50-150 ms", CONFIGURED + ": the wait before each word of the corpus (topics.event_loop.corpus.WAIT_MS)"),
+    ("13-completion.md", "4 KiB", CONFIGURED + ": the block size of every read (files.BLOCK), also the page size O_DIRECT aligns to"),
     # The notebooks' markdown cells (their chapter page's entries cover them too).
     # 01-processes.ipynb
     ("01-processes.ipynb", "1 x", "arithmetic on the configured process counts: up to one per core, each job takes as long as alone"),
