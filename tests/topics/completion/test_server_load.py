@@ -6,17 +6,13 @@ import socket
 
 import pytest
 
-from iolab.topics.completion import server_load, support
-from iolab.topics.completion.server_process import SERVERS, ServerSpec
+from iolab.topics.completion import experiments, server_load, support
+from iolab.topics.completion.server_process import ServerSpec
 from iolab.topics.completion.tiny_http import BAD, OK
 
 GET = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
 no_uring = pytest.mark.skipif(support.unavailable("sockets") is not None,
                               reason=f"io_uring: {support.unavailable('sockets')}")
-
-
-def _servers() -> list[str]:
-    return [s for s in SERVERS if s != "uring" or support.unavailable("sockets") is None]
 
 
 def _exchange(port: int, request: bytes) -> bytes:
@@ -30,7 +26,7 @@ def _exchange(port: int, request: bytes) -> bytes:
         return received
 
 
-@pytest.mark.parametrize("server", _servers())
+@pytest.mark.parametrize("server", experiments.available_servers())
 def test_every_request_is_answered_and_counted(server: str) -> None:
     row = server_load.measure(server, connections=4, seconds=0.5)
     assert row["errors"] == 0 and row["answered"] > 100
@@ -39,7 +35,7 @@ def test_every_request_is_answered_and_counted(server: str) -> None:
     assert 0 <= row["requests"] - row["answered"] <= 4
 
 
-@pytest.mark.parametrize("server", _servers())
+@pytest.mark.parametrize("server", experiments.available_servers())
 def test_a_bad_request_gets_400_and_the_next_client_is_served(server: str) -> None:
     with server_load.open_tiny_server(ServerSpec(server)) as (port, _):
         assert _exchange(port, b"POST / HTTP/1.1\r\n\r\n") == BAD  # and then the server closed the connection

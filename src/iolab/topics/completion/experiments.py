@@ -31,7 +31,8 @@ def depths(scale: Scale) -> list[int]:
 
 def file_reads(scale: Scale, directory: Path | None = None, progress: bool = True) -> pd.DataFrame:
     """Random 4 KiB O_DIRECT reads of one file: one thread, a pool, io_uring two ways and fio at each depth."""
-    missing = [reason for reason in (support.unavailable("files"), files.fio_missing()) if reason]
+    no_uring = support.unavailable("files")
+    missing = [reason for reason in (no_uring, files.fio_missing()) if reason]
     seconds, count = scale.pick(0.5, 2.0), scale.pick(50_000, 500_000)
     rows = []
     with files.open_test_file(files.file_size(scale), directory) as path:
@@ -43,7 +44,7 @@ def file_reads(scale: Scale, directory: Path | None = None, progress: bool = Tru
                 result = files.read_threads(path, count, seconds, threads=depth)
             elif way.startswith("io_uring"):
                 batch = way.endswith("batched)")
-                result = None if support.unavailable("files") else files.read_uring(path, count, seconds, depth, batch=batch)
+                result = None if no_uring else files.read_uring(path, count, seconds, depth, batch=batch)
             else:
                 result = files.read_fio(path, count, seconds, depth)
             if result is not None:
