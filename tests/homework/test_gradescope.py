@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
-from homework_notebooks import paste_solutions, tiny_course, write
+from homework_notebooks import cell_index, paste_solutions, tiny_course, write
 from iolab.commands import main
 from iolab.homework import editions, gradescope
 
@@ -27,18 +30,26 @@ def package(tmp_path_factory):
     return folder / "hw" / "autograder.zip"
 
 
-def _autograde(package, tmp_path, nb) -> dict:
+def _fake_autograder(package, tmp_path, nb, upload: str = "my upload.ipynb"):
+    """A fake /autograder holding the unzipped package and ``nb`` as the upload; its root and run_autograder's environment."""
     root = tmp_path / "autograder"
     with zipfile.ZipFile(package) as zf:
         zf.extractall(root / "source")
-    write(nb, root / "submission" / "my upload.ipynb")
+    write(nb, root / "submission" / upload)
     (root / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "ada@uni.edu", "sid": "s1"}]}))
-    script = root / "source" / "run_autograder"
-    os.chmod(script, 0o755)  # zipfile keeps no modes; Gradescope's unzip does
-    env = os.environ | {"AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": os.sys.executable}
-    done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=300)
+    os.chmod(root / "source" / "run_autograder", 0o755)  # zipfile keeps no modes; Gradescope's unzip does
+    return root, os.environ | {"AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+
+
+def _results(root, argv, env) -> dict:
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads((root / "results" / "results.json").read_text())
+
+
+def _autograde(package, tmp_path, nb) -> dict:
+    root, env = _fake_autograder(package, tmp_path, nb)
+    return _results(root, ["bash", str(root / "source" / "run_autograder")], env)
 
 
 def test_the_package_has_gradescopes_layout_and_the_kit(package):
@@ -68,3 +79,110 @@ def test_the_student_id_comes_from_the_submission_metadata(tmp_path):
     assert gradescope.student_id(tmp_path) == "s9"
     (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "a@b.c"}]}))
     assert gradescope.student_id(tmp_path) == "a@b.c"
+
+
+# Run as Gradescope runs it, with the choice the grader makes there: root, no bubblewrap, so the kernel runs as
+# nobody and the checker as another user. Here Python and the course may sit below folders other users cannot
+# enter (/root is 0700): in a mount namespace of the test's own, each such folder is covered by an open tmpfs
+# into which its entries are bound again, and bwrap is covered by /dev/null, so `which` finds none.
+OPEN_UP = r"""
+import os, shutil, subprocess, sys, tempfile
+sep = sys.argv.index("--")
+closed, argv = sys.argv[1:sep], sys.argv[sep + 1:]
+def mount(*args):
+    subprocess.run(["mount", *args], check=True)
+for folder in closed:
+    stash = tempfile.mkdtemp(prefix="iolab-stash-", dir="/dev/shm")
+    mount("--bind", folder, stash)
+    mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", folder)
+    for entry in os.scandir(stash):
+        target = os.path.join(folder, entry.name)
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), target)
+            continue
+        os.mkdir(target) if entry.is_dir(follow_symlinks=False) else open(target, "w").close()
+        mount("--bind", entry.path, target)
+if shutil.which("bwrap"):
+    mount("--bind", "/dev/null", shutil.which("bwrap"))
+os.execvp(argv[0], argv)
+"""
+
+
+def _closed_folders(paths) -> list[str]:
+    """The folders above ``paths`` that other users cannot enter, shallowest first."""
+    closed = set()
+    for path in paths:
+        for folder in [*reversed(Path(path).resolve().parents), Path(path).resolve()]:
+            if folder.is_dir() and not folder.stat().st_mode & 0o001:
+                closed.add(str(folder))
+    return sorted(closed, key=lambda f: f.count("/"))
+
+
+needs_root_and_unshare = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None
+                                            or shutil.which("setpriv") is None,
+                                            reason="grading as Gradescope does needs root, unshare and setpriv")
+
+
+def _autograde_as_gradescope(package, tmp_path, nb) -> dict:
+    root, env = _fake_autograder(package, tmp_path, nb, "hw.ipynb")
+    env.pop("AUTOGRADER_SANDBOX", None)  # the grader's own choice
+    closed = _closed_folders([sys.base_prefix, sys.prefix, sys.executable, root])
+    return _results(root, ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", OPEN_UP, *closed,
+                           "--", "bash", str(root / "source" / "run_autograder")], env)
+
+
+@needs_root_and_unshare
+def test_graded_as_gradescope_would_the_kernel_runs_as_nobody_and_honest_work_scores_full(package, tmp_path):
+    instructor = tiny_course()
+    honest = paste_solutions(editions.student_edition(instructor), instructor)
+    honest.cells[cell_index(honest, "ex-a-code")].source += "\nimport os\nassert os.getuid() == 65534, os.getuid()"
+    report = _autograde_as_gradescope(package, tmp_path, honest)
+    assert gradescope.SANDBOX_SAID["nobody"] in report["output"], report["output"]
+    assert report["score"] == 3.0, report
+
+
+@needs_root_and_unshare
+def test_graded_as_gradescope_a_blank_submission_and_a_forger_score_zero(package, tmp_path):
+    blank = editions.student_edition(tiny_course())
+    assert _autograde_as_gradescope(package, tmp_path / "blank", blank)["score"] == 0
+    forger = editions.student_edition(tiny_course())
+    forger.cells[cell_index(forger, "ex-a-code")].source = FORGE_THE_VERDICT
+    report = _autograde_as_gradescope(package, tmp_path / "forger", forger)
+    assert gradescope.SANDBOX_SAID["nobody"] in report["output"]
+    assert report["score"] == 0, report
+    assert "answer == 42" not in json.dumps(report) and "HIDDEN" not in json.dumps(report)
+
+
+# What a kernel in the checker's PID space and container would try: find the checker through /proc, read its
+# job (hidden tests) and replace its verdict, or stop it; and read the instructor notebook.
+FORGE_THE_VERDICT = """
+import glob, json, os, signal, time
+seen = []
+for _ in range(20):
+    for proc in glob.glob("/proc/[0-9]*"):
+        if proc == f"/proc/{os.getpid()}":
+            continue
+        try:
+            named = [a for a in open(proc + "/cmdline").read().split("\\0") if a.startswith("/")]
+        except OSError:
+            named = []
+        for folder in {os.path.dirname(a) for a in named if "iolab-" in a} | {proc + "/cwd"}:
+            try:
+                with open(folder + "/verdict.json", "w") as f:
+                    f.write('{"setup_error": null, "exercises": {}}')
+            except OSError:
+                pass
+        for path in [*named, *glob.glob(proc + "/cwd/*"), *glob.glob(proc + "/fd/*")]:
+            try:
+                if os.path.isfile(path):  # a pipe would block
+                    seen.append(open(path).read(100_000))
+            except OSError:
+                pass
+    time.sleep(0.1)
+for path in glob.glob("/autograder/source/notebooks/*") + glob.glob(os.environ.get("AUTOGRADER_ROOT", "/") + "/source/notebooks/*"):
+    try:
+        seen.append(open(path).read())
+    except OSError:
+        pass
+answer = 42 if any("answer == 42" in text for text in seen) else None
+"""

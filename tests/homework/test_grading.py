@@ -115,6 +115,19 @@ def test_an_edited_check_cell_is_replaced_by_the_instructors_with_its_hidden_tes
     assert rows[0].reason == "hidden check 1 of 1 failed"
 
 
+def test_a_check_cell_pasted_twice_is_tampered_and_no_check_source_reaches_the_students_kernel():
+    instructor = tiny_course()
+    twice = _solved(**{"ex-a-code": "answer = 41"})
+    check = cell_index(twice, "ex-a-check")
+    twice.cells.insert(check + 1, copy.deepcopy(twice.cells[check]))
+    # A cell after it that would hand in whatever the kernel was given as a check's source, as ex-b's answer.
+    twice.cells[cell_index(twice, "ex-b-code")].source = "total = 2 * n if 'answer ' + '== 42' not in str(In) else -1"
+    rows = grading.grade(twice, instructor, "mallory", "hw.ipynb", grading.GradingOptions(time_limit=60, sandbox=SANDBOX))
+    assert (rows[0].status, rows[0].points) == ("tampered", 0.0) and "more than once" in rows[0].reason
+    assert (rows[1].status, rows[1].points) == ("passed", 2.0)  # ex-b's cells never held a hidden test
+    assert "answer == 42" not in repr(rows)
+
+
 def test_grading_runs_the_setup_and_exercise_cells_and_a_students_own_cells_among_them():
     nb = tiny_course()
     nb.cells.insert(5, copy.deepcopy(nb.cells[2]))  # a cell the student added inside ex-a's solution

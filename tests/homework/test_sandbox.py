@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -93,3 +96,32 @@ def test_as_nobody_a_program_cannot_read_roots_files_and_writes_its_scratch(tmp_
         ["sh", "-c", f"id -u; echo $MARK; cat {key} || echo denied; touch mine && echo wrote"]),
         capture_output=True, text=True, cwd=tmp_path / "scratch", timeout=60)
     assert done.stdout.split() == [str(sandbox.NOBODY), "m", "denied", "wrote"], done.stderr
+
+
+@pytest.fixture
+def open_folder():
+    folder = Path(tempfile.mkdtemp(prefix="iolab-test-"))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv"), reason="needs root and setpriv")
+def test_without_bwrap_the_kernel_cannot_enter_the_checkers_folder_nor_signal_it(open_folder):
+    # Below a folder every user may enter (pytest's own are root's only): only the sandbox keeps them apart.
+    checker_folder, kernel_folder = open_folder / "check" / "scratch", open_folder / "kernel" / "scratch"
+    checker_folder.mkdir(parents=True)
+    kernel_folder.mkdir(parents=True)
+    (checker_folder / "secret").write_text("hidden tests")
+    checker = subprocess.Popen(sandbox.confine("nobody", checker_folder, role="checker").wrap(["sleep", "30"]),
+                               cwd=checker_folder)
+    try:
+        probe = (f"id -u; cat {checker_folder}/secret || echo denied; ls {checker_folder.parent} || echo unlisted; "
+                 f"kill -STOP {checker.pid} || echo unsignalled")
+        done = subprocess.run(sandbox.confine("nobody", kernel_folder).wrap(["sh", "-c", probe]), cwd=kernel_folder,
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        checker.kill()
+        checker.wait()
+    assert done.stdout.split() == [str(sandbox.NOBODY), "denied", "unlisted", "unsignalled"], done.stdout + done.stderr
+    assert sandbox.CHECKER_UID != sandbox.NOBODY and checker_folder.stat().st_uid == sandbox.CHECKER_UID

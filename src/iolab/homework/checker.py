@@ -1,12 +1,16 @@
 """The checker: a process that runs the instructor's check cells on a submission's answers, and nothing of the student's.
 
-``python -I -m iolab.homework.checker JOB VERDICT`` reads a job (JSON: the notebook's setup cell,
-and per exercise its given cells and its check cells), runs the setup cell once, then for each
-exercise the given cells in a copy of that namespace. Then it reads the answers the submission's
-kernel wrote from its standard input (JSON: check cell -> the answers file's text), so that all
-this can start while the submission still runs; puts the decoded answers in, runs each check
-cell's parts (``checks``) and writes what happened to VERDICT. The grader starts it in a sandbox of its own, with a scratch folder the submission never
-saw, so its verdict does not depend on anything the student's code did, short of the answers.
+``python -I -c 'from iolab.homework.checker import main; main()'`` reads a :class:`~contract.NotebookJob`
+(the notebook's setup cell, and per exercise its given cells and its check cells) as the first
+line of its standard input, runs the setup cell once, then for each exercise the given cells in a
+copy of that namespace. Then it reads the answers the submission's kernel wrote, the next line
+(check cell -> the answers file's text), so that all this can start while the submission still
+runs; puts the decoded answers in, runs each check cell's parts (``checks``) and writes the
+:class:`~contract.Verdict` on its standard output. Everything else written to that output (what
+the given cells and the servers they start print) goes to ``/dev/null``: the grader reads one
+verdict from a pipe it owns, and no job or verdict ever lies in a file the submission could reach.
+The grader starts it in a sandbox of its own (in Gradescope's container, as another user than the
+submission's), so its verdict does not depend on anything the student's code did, short of the answers.
 
 ``-I`` keeps the checker's imports to the installed environment: no current folder, no
 ``PYTHONPATH``, no user site-packages.
@@ -17,14 +21,24 @@ from __future__ import annotations
 import builtins
 import contextlib
 import io
-import json
+import os
+import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from iolab.homework import answers, checks
+from iolab.homework import answers, checks, sandbox
+from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractError, ExerciseVerdict, NotebookJob,
+                                     SandboxKind, Verdict, answers_from_json, answers_to_json)
 
 FILENAME = "<check cell {}>"
+CHECKER_TIME_LIMIT = 120.0  # the checker re-runs given cells, a few of which measure for seconds
+# -I leaves the kit off the path: the grader passes the folder it imported the kit from as the first argument.
+CHECKER_MAIN = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from iolab.homework.checker import main; "
+                "sys.exit(main())")
 
 
 def _run_quietly(source: str, namespace: dict[str, Any], name: str) -> str | None:
@@ -37,16 +51,16 @@ def _run_quietly(source: str, namespace: dict[str, Any], name: str) -> str | Non
     return None
 
 
-def check_one(check: dict[str, Any], namespace: dict[str, Any]) -> dict[str, Any]:
-    """One check cell's verdict: how each answer arrived, and each part's outcome."""
+def check_one(check: CheckJob, text: str | None, namespace: dict[str, Any]) -> CheckVerdict:
+    """One check cell's verdict on the answers ``text``: how each answer arrived, and each part's outcome."""
     statuses: dict[str, str] = {}
-    if check["answers"] is None:
-        return {"answers": statuses, "outcomes": [], "error": "no answers"}
+    if text is None:
+        return CheckVerdict(statuses, (), "no answers")
     try:
-        received = answers.load(check["answers"])
+        received = answers.load(text)
     except answers.NotData as exc:
-        return {"answers": statuses, "outcomes": [], "error": f"tampered answers: {exc}"}
-    for name in check["names"]:
+        return CheckVerdict(statuses, (), f"tampered answers: {exc}")
+    for name in check.names:
         entry = received.get(name, {"missing": True})
         if "value" in entry:
             namespace[name] = entry["value"]
@@ -54,12 +68,11 @@ def check_one(check: dict[str, Any], namespace: dict[str, Any]) -> dict[str, Any
         else:
             namespace.pop(name, None)
             statuses[name] = "missing" if "missing" in entry else f"refused: {entry['refused']}"
-    found = checks.parts(check["source"])
-    outcomes = checks.run_parts(found, namespace, FILENAME.format(check["grade_id"]))
-    return {"answers": statuses, "outcomes": [[o.hidden, o.passed, o.message] for o in outcomes], "error": None}
+    outcomes = checks.run_parts(checks.parts(check.source), namespace, FILENAME.format(check.grade_id))
+    return CheckVerdict(statuses, tuple(outcomes))
 
 
-def parameters(given: list[str], namespace: dict[str, Any]) -> str:
+def parameters(given: Sequence[str], namespace: dict[str, Any]) -> str:
     """The values the given cells drew, as ``name=value`` (plain data only, each cut to 40 characters)."""
     shown = []
     for name in sorted({n for source in given for n in checks.bound_names(source)}):
@@ -73,38 +86,98 @@ def parameters(given: list[str], namespace: dict[str, Any]) -> str:
     return ", ".join(shown)
 
 
-def run_job(job: dict[str, Any], read_answers: Callable[[], dict[str, str | None]]) -> dict[str, Any]:
+def run_job(job: NotebookJob, read_answers: Callable[[], Answers]) -> Verdict:
     """The verdict on every exercise of ``job``, once ``read_answers()`` has given the answers by check cell."""
     setup: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-    setup_error = _run_quietly(job["setup"], setup, "<setup cell>") if job["setup"] else None
+    setup_error = _run_quietly(job.setup, setup, "<setup cell>") if job.setup else None
     prepared = []
-    for exercise in job["exercises"]:
+    for exercise in job.exercises:
         namespace = dict(setup)
         given_error = None
-        for k, source in enumerate(exercise["given"]):
+        for k, source in enumerate(exercise.given):
             given_error = given_error or _run_quietly(source, namespace, f"<given cell {k}>")
         prepared.append((exercise, namespace, given_error))
     received = read_answers()
-    verdict: dict[str, Any] = {"setup_error": setup_error, "exercises": {}}
-    for exercise, namespace, given_error in prepared:
-        verdict["exercises"][exercise["label"]] = {
-            "given_error": given_error,
-            "parameters": parameters(exercise["given"], namespace),
-            "checks": {c["grade_id"]: check_one(c | {"answers": received.get(c["grade_id"])}, namespace)
-                       for c in exercise["checks"]},
-        }
-    return verdict
+    return Verdict(setup_error, {
+        exercise.label: ExerciseVerdict(given_error, parameters(exercise.given, namespace),
+                                        {c.grade_id: check_one(c, received.get(c.grade_id), namespace)
+                                         for c in exercise.checks})
+        for exercise, namespace, given_error in prepared})
 
 
-def main(argv: list[str]) -> int:
-    job_path, verdict_path = argv
-    with open(job_path) as f:
-        job = json.load(f)
-    verdict = run_job(job, lambda: json.loads(sys.stdin.read() or "{}"))
-    with open(verdict_path, "w") as f:
-        json.dump(verdict, f)
+def main() -> int:
+    """Read the job and then the answers from standard input; write the verdict to standard output."""
+    # The verdict's own copy of the output (not inherited by what the cells start); the rest goes nowhere.
+    verdict_out = os.fdopen(os.dup(1), "w")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    sys.stdout = open(1, "w", closefd=False)
+    job = NotebookJob.from_json(sys.stdin.readline())
+    verdict = run_job(job, lambda: answers_from_json(sys.stdin.readline()))
+    verdict_out.write(verdict.to_json())
+    verdict_out.close()
     return 0
 
 
+class CheckerProcess:
+    """The grader's end of a checker process, started before the submission runs so that its imports and setup
+    overlap the submission's; :meth:`finish` hands it the answers and returns its verdict.
+
+    The job and the answers go in over its standard input and the verdict comes back over its standard
+    output, pipes this process owns; its scratch folder (and sandbox, and user, where there is no
+    bwrap) is its own, which the submission never sees.
+    """
+
+    def __init__(self, job: NotebookJob, env: dict[str, str], kind: SandboxKind) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="iolab-check-")
+        scratch = Path(self._folder.name) / "scratch"
+        scratch.mkdir()
+        # -I: no current folder, PYTHONPATH or user site on the path; the kit is put first by hand, from
+        # the folder this grader imported it from (an installed kit, or Gradescope's copy).
+        argv = [sys.executable, "-I", "-c", CHECKER_MAIN, str(sandbox.kit_source())]
+        box = sandbox.confine(kind, scratch, env, role="checker")
+        if box is not None:
+            argv, run_env = box.wrap(argv), None
+        else:
+            run_env = os.environ | env | {"MPLBACKEND": "Agg"}
+        # A session of its own: a timeout kills the checker with whatever its given cells started.
+        self.process = subprocess.Popen(argv, env=run_env, cwd=scratch, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        start_new_session=True)
+        # From a thread: a job can be larger than the pipe holds while the checker is still importing.
+        self._sending = threading.Thread(target=self._send, args=(job.to_json() + "\n",), daemon=True)
+        self._sending.start()
+
+    def _send(self, text: str) -> None:
+        assert self.process.stdin is not None
+        with contextlib.suppress(OSError):  # a checker that died says so in finish()
+            self.process.stdin.write(text)
+            self.process.stdin.flush()
+
+    def finish(self, answers_by_check: Answers, time_limit: float = CHECKER_TIME_LIMIT) -> Verdict:
+        """The verdict on ``answers_by_check`` (check cell -> answers file text). RuntimeError if the checker fails."""
+        self._sending.join(time_limit)
+        try:
+            out, err = self.process.communicate(answers_to_json(answers_by_check) + "\n", timeout=time_limit)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"the checker took over {time_limit:g} s") from None
+        finally:
+            self.close()
+        if self.process.returncode != 0 or not out:
+            raise RuntimeError(f"the checker failed: {err.strip().splitlines()[-1] if err.strip() else self.process.returncode}")
+        try:
+            return Verdict.from_json(out)
+        except ContractError as exc:
+            raise RuntimeError(f"the checker's verdict is not one: {exc}") from None
+
+    def close(self) -> None:
+        """Stop the checker if it still runs, and remove its folder."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, 9)
+            self.process.wait()
+        self._folder.cleanup()
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -7,14 +7,20 @@ the image is built, and for each submission copies the student's files into
 "output", "visibility"}], ...}``. Here one test is one exercise; its output is the row's reason,
 which never quotes a hidden test.
 
-Inside Gradescope's container the container is the sandbox: no bubblewrap, and no need for one.
-The grader runs there as root, so the submission's kernel and the checker run as ``nobody``
-(``sandbox.Unprivileged``), and the instructor notebooks are made readable by root only first:
-the student's code cannot read the key it is graded against.
+Gradescope runs the grader as root in a Docker container of its own. Where bubblewrap can build
+its sandbox there (``setup.sh`` installs it; Docker's default seccomp profile usually refuses the
+user namespace it needs), each submission's kernel and checker get one as under ``make grade``.
+Where it cannot, the submission's kernel runs as ``nobody`` and the checker as another user
+(``sandbox.Unprivileged``), so that the kernel can neither read nor signal the checker (nor its
+folder and pipes through ``/proc``); job and verdict cross over the checker's pipes, never files;
+and the instructor notebooks and private checks are made readable by root only first: the
+student's code cannot read the key it is graded against. Which of these ran is said in
+``results.json``'s output; :func:`confinement` falls back to no sandbox only when neither works
+(this grader not root, or another user cannot run its Python), and says so there too.
 
 ``AUTOGRADER_ROOT`` names another root than ``/autograder`` (the tests build a fake tree),
 ``AUTOGRADER_PYTHON`` another Python than the one ``setup.sh`` installs, and ``AUTOGRADER_SANDBOX``
-(``nobody`` or ``none``) overrides the choice :func:`confinement` makes.
+(``bwrap``, ``nobody`` or ``none``) overrides the choice :func:`confinement` makes.
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from iolab.homework import batch, private, sandbox
+from iolab.homework import batch, contract, private, sandbox
+from iolab.homework.contract import SandboxKind
 from iolab.homework.grading import GradingOptions, Row
 from iolab.kit.paths import COURSE_DATA
 
@@ -38,16 +46,19 @@ COURSE = COURSE_DATA.parent
 PACKAGED = ("pyproject.toml", "requirements.lock", "src/iolab", "data/published.csv", "data/reference")
 
 SETUP_SH = """#!/usr/bin/env bash
-# Runs once, when Gradescope builds the autograder's image (base: Ubuntu 22.04).
+# Runs once, when Gradescope builds the autograder's image (Ubuntu 22.04 or 24.04).
 set -euo pipefail
 cd /autograder/source
-apt-get update -qq && apt-get install -y -qq python3-pip python3-venv util-linux >/dev/null
-python3 -m pip install --quiet "uv==$(sed -n 's/^uv==//p' requirements.lock)"
-# Python 3.11 as uv provides it (Ubuntu 22.04 ships 3.10), installed where user nobody can run it
+apt-get update -qq && apt-get install -y -qq python3-venv util-linux bubblewrap >/dev/null
+# uv in a virtual environment of its own: Ubuntu 24.04's Python refuses a system-wide pip (PEP 668).
+python3 -m venv /autograder/uv
+/autograder/uv/bin/pip install --quiet "uv==$(sed -n 's/^uv==//p' requirements.lock)"
+# Python 3.11 as uv provides it (Ubuntu ships 3.10 or 3.12), installed where other users can run it
 # (the submissions run as nobody), then the course's pinned packages.
 export UV_PYTHON_INSTALL_DIR=/usr/local/share/uv-python
-python3 -m uv venv --quiet --python 3.11 .venv
-python3 -m uv pip sync --quiet --python .venv/bin/python requirements.lock
+/autograder/uv/bin/uv venv --quiet --python 3.11 .venv
+/autograder/uv/bin/uv pip sync --quiet --python .venv/bin/python requirements.lock
+chmod -R a+rX /usr/local/share/uv-python .venv
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -116,7 +127,7 @@ def _submitted(root: Path, sources: Path) -> list[Path]:
     return found
 
 
-def results(rows: Sequence[Row]) -> dict:
+def results(rows: Sequence[Row]) -> dict[str, Any]:
     """Gradescope's results.json for ``rows``."""
     tests = [{"name": f"{Path(r.notebook).stem}: {r.exercise or 'notebook'}", "score": r.points,
               "max_score": r.max_points, "output": f"{r.status}" + (f": {r.reason}" if r.reason else ""),
@@ -125,15 +136,31 @@ def results(rows: Sequence[Row]) -> dict:
             "output": "Graded at quick scale; each exercise's checks ran in a separate process on your answers."}
 
 
-def confinement() -> str:
-    """``"nobody"`` where this grader is root and user nobody can run its Python, else ``"none"`` (said in the results)."""
-    if os.environ.get("AUTOGRADER_SANDBOX") in sandbox.KINDS:
-        return os.environ["AUTOGRADER_SANDBOX"]
+SANDBOX_SAID = {
+    "bwrap": "Your notebook ran in a bubblewrap sandbox, and its checks in another.",
+    "nobody": "Your notebook ran as user nobody, and its checks as another user.",
+    "none": ("Your notebook ran as the grader's own user (this grader is not root, or no other user can run "
+             "its Python): only the container kept it from the instructor's files."),
+}
+
+
+def confinement() -> SandboxKind:
+    """How to confine submissions here: ``bwrap`` where it builds its sandbox, else ``nobody`` where this grader
+    is root and other users can run its Python, else ``none``."""
+    if override := os.environ.get("AUTOGRADER_SANDBOX"):
+        return contract.sandbox_kind(override)
+    if sandbox.usable() is None:
+        return "bwrap"
     if os.geteuid() != 0:
         return "none"
-    probe = subprocess.run(sandbox.Unprivileged(Path(tempfile.mkdtemp())).wrap([sys.executable, "-c", "pass"]),
-                           capture_output=True, timeout=60)
-    return "nobody" if probe.returncode == 0 else "none"
+    with tempfile.TemporaryDirectory(prefix="iolab-probe-") as folder:
+        scratch = Path(folder) / "scratch"
+        scratch.mkdir()
+        for uid in (sandbox.NOBODY, sandbox.CHECKER_UID):
+            argv = sandbox.Unprivileged(scratch, uid=uid).wrap([sys.executable, "-c", "import iolab.homework"])
+            if subprocess.run(argv, capture_output=True, timeout=60).returncode != 0:
+                return "none"
+    return "nobody"
 
 
 def run(root: Path, options: GradingOptions | None = None) -> Path:
@@ -141,7 +168,7 @@ def run(root: Path, options: GradingOptions | None = None) -> Path:
     sources = root / "source" / "notebooks"
     private_dir = root / "source" / "private"
     options = options or GradingOptions(sandbox=confinement(), private=str(private_dir) if private_dir.is_dir() else None)
-    if options.sandbox == "nobody":
+    if options.sandbox != "none":
         for folder in (sources, private_dir):  # the key and the secret: root's only, not the submission's
             if folder.is_dir():
                 os.chmod(folder, 0o700)
@@ -156,9 +183,7 @@ def run(root: Path, options: GradingOptions | None = None) -> Path:
     out = root / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     report = results(rows)
-    if options.sandbox != "nobody":
-        report["output"] += (" The submission ran as the grader's own user (this grader is not root, or user nobody "
-                             "cannot run its Python): only the container kept it from the instructor's files.")
+    report["output"] += " " + SANDBOX_SAID[options.sandbox]
     out.write_text(json.dumps(report, indent=2))
     return out
 

@@ -20,43 +20,43 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import threading
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from iolab.homework import answers, checks, markup, private, sandbox
+from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractError, ExerciseJob, NotebookJob,
+                                     SandboxKind, Status, Verdict)
+from iolab.homework.checker import CHECKER_TIME_LIMIT, CheckerProcess
 from iolab.homework.execution import Execution, execute_cells
 from iolab.kit import scale as scales
 from iolab.kit import student as students
 
 # Generous for notebook 1 (about 15 s of exercises at quick scale); a hang costs this much, once.
 DEFAULT_TIME_LIMIT = 300.0
-CHECKER_TIME_LIMIT = 120.0  # the checker re-runs given cells, a few of which measure for seconds
 GRADING_ENV = {scales.ENV: "quick"}
 NEEDS_ROOT = "iolab.netlab"  # a notebook whose setup imports this runs its lab in network namespaces
-CHECKER_MAIN = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from iolab.homework.checker import main; "
-                "sys.exit(main(sys.argv[1:]))")
-STATUSES = ("passed", "partial", "failed", "not run", "missing", "tampered", "error", "not graded")
 
 
 @dataclass(frozen=True)
 class GradingOptions:
     """How to grade: the time limit per notebook, every cell or the exercises', in which sandbox, hidden messages shown.
 
-    ``sandbox`` is one of ``sandbox.KINDS``: ``"bwrap"`` (the default), ``"nobody"`` (as user nobody,
-    where the grader is root in a container of its own, as on Gradescope) or ``"none"`` (trusted code).
+    ``sandbox`` is ``"bwrap"`` (the default), ``"nobody"`` (as other users, where the grader is root in a
+    container of its own, as on Gradescope) or ``"none"`` (trusted code): ``contract.SandboxKind``.
     ``private`` names a folder of the instructor's own checks and course secret (``private``).
     """
 
     time_limit: float = DEFAULT_TIME_LIMIT
     whole: bool = False
-    sandbox: str = "bwrap"
+    sandbox: SandboxKind = "bwrap"
     release_hidden: bool = False
     private: str | None = None  # a folder of the instructor's own checks and secret (``private``)
 
@@ -70,7 +70,7 @@ class Row:
     exercise: str
     points: float
     max_points: float
-    status: str  # one of STATUSES
+    status: Status
     reason: str
     seconds: float
     parameters: str = ""  # the exercise's parameters as the grader drew them: "pipe_bytes=262144"
@@ -78,16 +78,27 @@ class Row:
 
 
 def restore_instructor_cells(nb: Any, source: Any) -> set[str]:
-    """Replace ``nb``'s locked and check cells with ``source``'s, by grade_id; the grade_ids ``nb`` lacks."""
-    kept = {gid: cell for cell in source.cells
-            if (gid := markup.grade_id(cell)) and (markup.nbgrader(cell).get("locked") or markup.nbgrader(cell).get("grade"))}
+    """Replace ``nb``'s locked cells with ``source``'s, by grade_id; the locked and check grade_ids ``nb`` lacks.
+
+    Check cells are not copied in: the grader puts a stand-in that writes the answers in their place
+    (:func:`_run_submission`), so no line of a check, hidden tests included, enters the student's kernel.
+    """
+    kept = {gid: cell for cell in source.cells if (gid := markup.grade_id(cell)) and markup.nbgrader(cell).get("locked")}
+    wanted = {gid for cell in source.cells if (gid := markup.grade_id(cell)) and markup.nbgrader(cell).get("grade")}
     found = set()
     for index, cell in enumerate(nb.cells):
         gid = markup.grade_id(cell)
         if gid in kept:
             nb.cells[index] = copy.deepcopy(kept[gid])
+        if gid is not None:
             found.add(gid)
-    return set(kept) - found
+    return (set(kept) | wanted) - found
+
+
+def repeated_ids(nb: Any) -> set[str]:
+    """The grade_ids that more than one cell of ``nb`` carries (a check cell pasted twice, say)."""
+    counts = Counter(gid for cell in nb.cells if (gid := markup.grade_id(cell)))
+    return {gid for gid, n in counts.items() if n > 1}
 
 
 def _belongs(cell: Any, label: str) -> bool:
@@ -95,7 +106,7 @@ def _belongs(cell: Any, label: str) -> bool:
     if cell.cell_type == "markdown":
         return "{exercise-start}" in cell.source and re.search(rf"^\s*:label:\s*{re.escape(label)}\s*$",
                                                                cell.source, re.MULTILINE) is not None
-    return markup.role(cell) != "" and markup.cell_label(markup.grade_id(cell))[0] == label
+    return markup.role(cell) != "" and markup.cell_label(markup.grade_id(cell) or "")[0] == label
 
 
 def exercise_block(nb: Any, label: str) -> range:
@@ -127,70 +138,17 @@ def _setup_source(source: Any) -> str:
     return source.cells[index].source if index is not None else ""
 
 
-def _check_job(source: Any, exercise: markup.Exercise) -> dict[str, Any]:
-    """The checker's job for one exercise, without the answers: its parameters, and its checks with the names they read.
-
-    ``given`` holds the given cells without their measured statements (``checks.parameters``); the
-    names a check reads that neither the setup cell nor those bind come from the student's run.
-    """
-    given = [checks.parameters(source.cells[i].source)[0] for i in exercise.given]
+def _exercise_job(source: Any, exercise: markup.Exercise) -> ExerciseJob:
+    """The checker's job for one exercise: its given cells without their measured statements
+    (``checks.parameters``), and its checks with the names they read from the student's run (the
+    names a check reads that neither the setup cell nor those given cells bind)."""
+    given = tuple(checks.parameters(source.cells[i].source)[0] for i in exercise.given)
     provided = [_setup_source(source), *given]
-    return {"label": exercise.label, "given": given,
-            "checks": [{"grade_id": markup.grade_id(source.cells[i]), "source": source.cells[i].source,
-                        "points": float(markup.nbgrader(source.cells[i]).get("points", 0)),
-                        "names": sorted(checks.answer_names(source.cells[i].source, provided)), "answers": None}
-                       for i in exercise.checks]}
-
-
-class Checker:
-    """The checker process (``checker``), started before the submission runs so that its imports and setup
-    overlap the submission's; :meth:`finish` hands it the answers and returns its verdict.
-
-    It runs in a fresh scratch folder of its own (and sandbox), which the submission never sees.
-    """
-
-    def __init__(self, job: dict[str, Any], env: dict[str, str], kind: str) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="iolab-check-")
-        scratch = Path(self._folder.name) / "scratch"
-        scratch.mkdir()
-        (scratch / "job.json").write_text(json.dumps(job))
-        self.verdict_path = scratch / "verdict.json"
-        # -I: no current folder, PYTHONPATH or user site on the path; the kit is put first by hand, from
-        # the folder this grader imported it from (an installed kit, or Gradescope's copy).
-        argv = [sys.executable, "-I", "-c", CHECKER_MAIN, str(sandbox.kit_source()), str(scratch / "job.json"),
-                str(self.verdict_path)]
-        box = sandbox.confine(kind, scratch, env)
-        if box is not None:
-            argv, run_env = box.wrap(argv), None
-        else:
-            run_env = os.environ | env | {"MPLBACKEND": "Agg"}
-        # A session of its own: a timeout kills the checker with whatever its given cells started.
-        self.process = subprocess.Popen(argv, env=run_env, cwd=scratch, stdin=subprocess.PIPE,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                        start_new_session=True)
-
-    def finish(self, answers_by_check: dict[str, str | None], time_limit: float = CHECKER_TIME_LIMIT) -> dict[str, Any]:
-        """The verdict on ``answers_by_check`` (check cell -> answers file text). RuntimeError if the checker fails."""
-        try:
-            _, err = self.process.communicate(json.dumps(answers_by_check), timeout=time_limit)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, 9)
-            self.process.wait()
-            raise RuntimeError(f"the checker took over {time_limit:g} s") from None
-        finally:
-            verdict = self.verdict_path.read_text() if self.verdict_path.exists() else None
-            self.close()
-        if self.process.returncode != 0 or verdict is None:
-            raise RuntimeError(f"the checker failed: {err.strip().splitlines()[-1] if err.strip() else self.process.returncode}")
-        return json.loads(verdict)
-
-    def close(self) -> None:
-        """Stop the checker if it still runs, and remove its folder."""
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, 9)
-            self.process.wait()
-        self._folder.cleanup()
+    return ExerciseJob(exercise.label, given, tuple(
+        CheckJob(markup.grade_id(source.cells[i]) or "", source.cells[i].source,
+                 float(markup.nbgrader(source.cells[i]).get("points", 0)),
+                 tuple(sorted(checks.answer_names(source.cells[i].source, provided))))
+        for i in exercise.checks))
 
 
 def _read_answers(path: Path) -> str | None:
@@ -204,52 +162,57 @@ def _read_answers(path: Path) -> str | None:
 
 def _before_failure(nb: Any, block: range, run: Execution) -> str | None:
     """Why the student's own cells left an answer undefined: the first of them that raised, in words."""
-    errors = [run.cells[i] for i in block if i in run.cells and run.cells[i].error
+    errors = [(i, error) for i in block if i in run.cells and (error := run.cells[i].error)
               and markup.role(nb.cells[i]) != "check"]
     if not errors:
         return None
-    if errors[0].error.startswith("NotImplementedError"):
+    index, error = errors[0]
+    if error.startswith("NotImplementedError"):
         return "not answered: the solution cell still raises NotImplementedError"
-    return f"cell {errors[0].index} raised {errors[0].error}"
+    return f"cell {index} raised {error}"
 
 
-def _explain(verdict: dict[str, Any], release_hidden: bool) -> str:
+def _explain(verdict: CheckVerdict, release_hidden: bool) -> str:
     """A check's result in the student's terms; hidden asserts' own messages only with ``release_hidden``."""
     why = []
-    for name, status in verdict["answers"].items():
+    if verdict.error and verdict.error.startswith("tampered"):
+        why.append(verdict.error)
+    for name, status in verdict.answers.items():
         if status == "missing":
             why.append(f"`{name}` is not defined")
         elif status != "ok":
             why.append(f"`{name}` was not accepted: {status.removeprefix('refused: ')}")
-    outcomes = verdict["outcomes"]
-    gate_failed = [m for hidden, passed, m in outcomes if not hidden and not passed]
-    hidden = [(passed, m) for h, passed, m in outcomes if h]
+    gate_failed = [o.message for o in verdict.outcomes if not o.hidden and not o.passed]
+    hidden = [o for o in verdict.outcomes if o.hidden]
     if gate_failed and not why:
         why.append(f"the check failed: {gate_failed[0]}")
     elif hidden and not gate_failed:
-        failed = [(k, m) for k, (passed, m) in enumerate(hidden, 1) if not passed]
-        for k, message in failed:
-            why.append(f"hidden check {k} of {len(hidden)} failed" + (f": {message}" if release_hidden else ""))
+        for k, outcome in enumerate(hidden, 1):
+            if not outcome.passed:
+                why.append(f"hidden check {k} of {len(hidden)} failed" + (f": {outcome.message}" if release_hidden else ""))
     return "; ".join(why)
 
 
-def _exercise_row(nb: Any, block: range, run: Execution, job: dict[str, Any], verdict: dict[str, Any] | None,
+def _exercise_row(nb: Any, block: range, run: Execution, job: ExerciseJob, verdict: Verdict | None,
                   tampered: str | None, base: Row, release_hidden: bool) -> Row:
     """The row of one exercise from the student's run and the checker's verdict on it."""
     check_cells = [i for i in block if markup.role(nb.cells[i]) == "check"]
     cut = [i for i in check_cells if i not in run.cells or (run.stopped and run.cells[i].error == run.stopped)]
-    if cut:
-        return replace(base, status="not run", reason=run.stopped or "its check cell did not run")
     if tampered:
         return replace(base, status="tampered", reason=tampered)
+    if cut:
+        return replace(base, status="not run", reason=run.stopped or "its check cell did not run")
     assert verdict is not None
-    setup_error = verdict.get("setup_error") or verdict["exercises"][job["label"]]["given_error"]
+    mine = verdict.exercises[job.label]
+    setup_error = verdict.setup_error or mine.given_error
     if setup_error:
         return replace(base, status="error", reason=f"the instructor's setup or given cell raised {setup_error} in the checker")
     earned, reasons, statuses = 0.0, [], []
-    for check in job["checks"]:
-        result = verdict["exercises"][job["label"]]["checks"][check["grade_id"]]
-        points, status = checks.score([checks.Outcome(*o) for o in result["outcomes"]], check["points"])
+    for check in job.checks:
+        result = mine.checks[check.grade_id]
+        if result.error and result.error.startswith("tampered"):
+            return replace(base, status="tampered", reason=result.error)
+        points, status = checks.score(list(result.outcomes), check.points)
         earned += points
         statuses.append(status)
         if status != "passed":
@@ -261,36 +224,36 @@ def _exercise_row(nb: Any, block: range, run: Execution, job: dict[str, Any], ve
     return replace(base, points=round(earned, 2), status="partial" if earned > 0 else "failed", reason=reason)
 
 
-def _run_submission(nb: Any, source: Any, blocks: dict[str, range], jobs: dict[str, dict[str, Any]],
-                    env: dict[str, str], options: GradingOptions) -> tuple[Execution, dict[str, str]]:
-    """Run the submission with an answer-writing cell in place of each check; its run, and the exercises it tampered with.
+def _run_submission(nb: Any, source: Any, blocks: dict[str, range], jobs: dict[str, ExerciseJob],
+                    env: dict[str, str], options: GradingOptions) -> tuple[Execution, Answers, dict[str, str]]:
+    """Run the submission with an answer-writing stand-in in place of each check cell.
 
-    Each check's ``answers`` is filled in (the file's text, or None if the cell wrote none).
+    Its run, the answers file's text by check cell (None where the stand-in wrote none), and the
+    exercises it tampered with.
     """
     with tempfile.TemporaryDirectory(prefix="iolab-grade-") as folder:
         scratch = Path(folder) / "scratch"  # the submission's files land there; its -etc sibling is the sandbox's
         (scratch / "answers").mkdir(parents=True)
-        where: dict[str, tuple[int, Path]] = {}
+        where: dict[str, tuple[str, int, Path]] = {}
         for label, job in jobs.items():
-            for check in job["checks"]:
-                index = next(i for i in blocks[label] if markup.grade_id(nb.cells[i]) == check["grade_id"])
-                where[check["grade_id"]] = index, scratch / "answers" / f"{check['grade_id']}.json"
-                nb.cells[index].source = answers.export_cell(check["names"], str(where[check["grade_id"]][1]))
+            for check in job.checks:
+                index = next(i for i in blocks[label] if markup.grade_id(nb.cells[i]) == check.grade_id)
+                where[check.grade_id] = label, index, scratch / "answers" / f"{check.grade_id}.json"
+                nb.cells[index].source = answers.export_cell(check.names, str(where[check.grade_id][2]))
         # Chapter 12's lab makes network namespaces: its kernel gets a root of its own inside the sandbox.
         box = sandbox.confine(options.sandbox, scratch, nested_root=NEEDS_ROOT in _setup_source(source))
         run = execute_cells(nb, cells_to_run(nb, list(blocks.values()), options.whole), options.time_limit, env,
                             cwd=str(scratch), sandbox=box)
+        received: Answers = {}
         tampered: dict[str, str] = {}
-        for label, job in jobs.items():
-            for check in job["checks"]:
-                index, path = where[check["grade_id"]]
-                check["answers"] = _read_answers(path)
-                ran = run.cells.get(index)
-                if check["answers"] is None and ran is not None and not (run.stopped and ran.error == run.stopped):
-                    tampered[label] = ("tampered: the grader's cell that collects your answers "
-                                       + (f"raised {ran.error}" if ran.error else "ran but wrote nothing")
-                                       + ": an earlier cell changed how the kernel runs code")
-    return run, tampered
+        for grade_id, (label, index, path) in where.items():
+            received[grade_id] = _read_answers(path)
+            ran = run.cells.get(index)
+            if received[grade_id] is None and ran is not None and not (run.stopped and ran.error == run.stopped):
+                tampered[label] = ("tampered: the grader's cell that collects your answers "
+                                   + (f"raised {ran.error}" if ran.error else "ran but wrote nothing")
+                                   + ": an earlier cell changed how the kernel runs code")
+    return run, received, tampered
 
 
 SEEDED_AS = re.compile(r"IOLAB_STUDENT=(\S+): your numbers|(no IOLAB_STUDENT)")
@@ -325,29 +288,32 @@ def grade(submission: Any, source: Any, student: str, notebook: str,
     note = id_note(submission, seed_id)
     graded = [e for e in markup.exercises(source) if e.graded]
     nb = copy.deepcopy(submission)
+    twice = repeated_ids(nb)
     missing = restore_instructor_cells(nb, source)
     rows: dict[str, Row] = {}
     blocks: dict[str, range] = {}
     for exercise in graded:
-        lost = sorted(g for i in exercise.checks if (g := markup.grade_id(source.cells[i])) in missing)
-        if lost:
+        ids = sorted(g for i in [*exercise.checks, *exercise.given] if (g := markup.grade_id(source.cells[i])))
+        if lost := sorted(g for i in exercise.checks if (g := markup.grade_id(source.cells[i])) in missing):
             rows[exercise.label] = Row(student, notebook, exercise.label, 0.0, exercise.points, "missing",
                                        f"the check cell {lost[0]} is not in the submission (deleted, or its "
                                        "metadata lost): 0 points", 0.0)
+        elif doubled := [g for g in ids if g in twice]:
+            rows[exercise.label] = Row(student, notebook, exercise.label, 0.0, exercise.points, "tampered",
+                                       f"tampered: the cell {doubled[0]} appears more than once in the submission", 0.0)
         else:
             blocks[exercise.label] = exercise_block(nb, exercise.label)
-    jobs = {e.label: _check_job(source, e) for e in graded if e.label in blocks}
+    jobs = {e.label: _exercise_job(source, e) for e in graded if e.label in blocks}
     env = GRADING_ENV | {students.ENV: seed_id}
     verdict, checker_error = None, None
     # The checker starts first: its imports and setup overlap the submission's run.
-    checker = Checker({"exercises": list(jobs.values()), "setup": _setup_source(source)}, env, options.sandbox) \
-        if jobs else None
+    checker = CheckerProcess(NotebookJob(_setup_source(source), tuple(jobs.values())), env, options.sandbox) if jobs else None
     try:
-        run, tampered = _run_submission(nb, source, blocks, jobs, env, options)
+        run, received, tampered = _run_submission(nb, source, blocks, jobs, env, options)
         if checker is not None:
             try:
-                verdict = checker.finish({c["grade_id"]: c["answers"] for label, job in jobs.items()
-                                          if label not in tampered for c in job["checks"]})
+                left_out = {c.grade_id for label in tampered for c in jobs[label].checks}
+                verdict = checker.finish({gid: text for gid, text in received.items() if gid not in left_out})
             except RuntimeError as exc:  # the grader's problem, not the student's: said in the rows
                 checker_error = str(exc)
     finally:
@@ -362,8 +328,8 @@ def grade(submission: Any, source: Any, student: str, notebook: str,
         if checker_error and exercise.label not in tampered:
             rows[exercise.label] = replace(base, status="error", reason=checker_error)
             continue
-        if verdict is not None and exercise.label in verdict["exercises"]:
-            base = replace(base, parameters=verdict["exercises"][exercise.label].get("parameters", ""))
+        if verdict is not None and exercise.label in verdict.exercises:
+            base = replace(base, parameters=verdict.exercises[exercise.label].parameters)
         rows[exercise.label] = _exercise_row(nb, block, run, jobs[exercise.label], verdict,
                                              tampered.get(exercise.label), base, options.release_hidden)
     return [replace(rows[e.label], note=note) for e in graded]

@@ -30,7 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
+
+from iolab.homework.contract import SANDBOX_KINDS, SandboxKind
 
 from iolab.kit.paths import data_dir
 
@@ -168,33 +170,46 @@ class Sandbox:
                 *nested, *argv]
 
 
+NOBODY = 65534
+# The checker's user where there is no bwrap: not the submission's, so that the kernel can neither read the
+# checker's folder and open files through /proc/PID/cwd and /proc/PID/fd, nor signal or trace it.
+CHECKER_UID = 65533
+Role = Literal["kernel", "checker"]
+
+
 @dataclass
 class Unprivileged:
-    """Where there is no bwrap but the grader is root (Gradescope's container): the program runs as ``nobody``.
+    """Where there is no bwrap but the grader is root (Gradescope's container): the program runs as another user.
 
-    ``setpriv`` (util-linux) drops to uid and gid 65534 with no capabilities and no way to regain
-    them (``--no-new-privs``), and the environment is replaced by ``env``. The caller makes what the
-    submission must not read (the instructor notebooks, the results) readable by root only, and
-    ``scratch`` writable by ``nobody``. It shares the host's network and PID space: the container is
-    the sandbox, and this keeps the key out of the student's reach inside it.
+    ``setpriv`` (util-linux) drops to ``uid`` (``nobody`` for the submission's kernel,
+    :data:`CHECKER_UID` for the checker) with no capabilities and no way to regain them
+    (``--no-new-privs``), and the environment is replaced by ``env``. ``scratch`` becomes that user's
+    alone (mode 0700), and its parent folder, the grader's, can be crossed but not listed. The caller
+    makes what the submission must not read (the instructor notebooks, the results) readable by root
+    only. It shares the host's network and PID space: the container is the sandbox, and the two users
+    keep the key and the checker out of the student's reach inside it.
     """
 
     scratch: Path
     env: Mapping[str, str] = field(default_factory=dict)
+    uid: int = NOBODY
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
-        """``argv`` as run by ``nobody`` (who is given ``scratch`` and what the grader wrote there)."""
+        """``argv`` as run by ``uid`` (who is given ``scratch`` and what the grader wrote there)."""
+        parent = self.scratch.parent
+        if parent.stat().st_uid == os.geteuid():
+            os.chmod(parent, 0o711)
         for path in [self.scratch, *self.scratch.rglob("*")]:
-            os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+            os.chown(path, self.uid, self.uid, follow_symlinks=False)
+        os.chmod(self.scratch, 0o700)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8",
                "MPLBACKEND": "Agg", "PYTHONPATH": str(kit_source())} | dict(self.env)
-        return [shutil.which("setpriv") or "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+        return [shutil.which("setpriv") or "setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--pdeathsig=KILL",
                 "env", "-i", *(f"{key}={value}" for key, value in env.items()), *argv]
 
 
-NOBODY = 65534
-KINDS = ("bwrap", "nobody", "none")
+KINDS = SANDBOX_KINDS
 
 
 class Confinement(Protocol):
@@ -206,16 +221,18 @@ class Confinement(Protocol):
     def wrap(self, argv: Sequence[str]) -> list[str]: ...
 
 
-def confine(kind: str, scratch: Path, env: Mapping[str, str] | None = None,
-            nested_root: bool = False) -> Confinement | None:
-    """The confinement called ``kind`` (one of KINDS) for a program writing to ``scratch``; None for ``"none"``.
+def confine(kind: SandboxKind, scratch: Path, env: Mapping[str, str] | None = None,
+            nested_root: bool = False, role: Role = "kernel") -> Confinement | None:
+    """The confinement called ``kind`` for the ``role`` (the submission's kernel, or the checker) writing to
+    ``scratch``; None for ``"none"``.
 
-    ``nested_root`` asks bwrap for a root of its own (see :class:`Sandbox`); the others ignore it.
+    ``nested_root`` asks bwrap for a root of its own (see :class:`Sandbox`); the others ignore it. Each
+    bwrap sandbox has namespaces of its own; without bwrap, kernel and checker run as different users.
     """
     if kind == "bwrap":
         return Sandbox(scratch, dict(env or {}), nested_root=nested_root)
     if kind == "nobody":
-        return Unprivileged(scratch, dict(env or {}))
+        return Unprivileged(scratch, dict(env or {}), uid=NOBODY if role == "kernel" else CHECKER_UID)
     if kind == "none":
         return None
     raise ValueError(f"no sandbox called {kind!r}: one of {', '.join(KINDS)}")
