@@ -24,6 +24,7 @@ import functools
 import json
 import os
 import platform
+import stat
 import subprocess
 import sys
 from collections import defaultdict
@@ -284,7 +285,11 @@ def test_homework_intake_places_the_lms_zip_by_roster_and_names_who_is_missing(
     archive = tmp_path / "subs.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("lovelaceada_12345_998877_hw.ipynb", "{}")
+        zf.writestr("lovelaceada_12345_998878_hw-1.ipynb", "{}")
         zf.writestr("stranger_555_1_hw.ipynb", "{}")
+        link = zipfile.ZipInfo("lovelaceada_12345_998879_link.ipynb")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/passwd")
     roster = tmp_path / "roster.csv"
     roster.write_text("id,key,name\nada,12345,Ada Lovelace\nbob,999,Bob\n")
     _notebook(tmp_path / "hw.ipynb", "pass")
@@ -295,6 +300,8 @@ def test_homework_intake_places_the_lms_zip_by_roster_and_names_who_is_missing(
     assert f"1 notebooks of 1 students in {out.resolve()}" in printed
     assert "stranger_555_1_hw.ipynb" in printed and "no submission from 1 students in the roster: bob" in printed
     assert (out / "ada" / "hw.ipynb").is_file()
+    assert "1 files refused, not placed: lovelaceada_12345_998879_link.ipynb (a symbolic link)" in printed
+    assert f"1 earlier uploads of 1 students kept in {out / '.earlier'} (the newest is graded): ada (1)" in printed
 
 
 def test_homework_gradescope_run_reports_a_missing_submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -137,10 +137,20 @@ def add_homework(sub: Subparsers) -> None:
     def run_intake(args: argparse.Namespace) -> int:
         from iolab.homework.intake import intake
 
-        done = intake(args.archive, args.roster, args.out, {p.name for p in args.notebooks.glob("*.ipynb")})
+        try:
+            done = intake(args.archive, args.roster, args.out, {p.name for p in args.notebooks.glob("*.ipynb")})
+        except ValueError as exc:  # an IOLAB_INTAKE_* cap that is not a number
+            take.error(str(exc))
         print(f"{sum(map(len, done.placed.values()))} notebooks of {len(done.placed)} students in {args.out.resolve()}")
         for name in done.unmatched:
             print(f"not in the roster, kept in {args.out / '.unmatched'}: {name}")
+        if done.refused:
+            print(f"{len(done.refused)} files refused, not placed: "
+                  + "; ".join(f"{name} ({why})" for name, why in done.refused))
+        if done.earlier:
+            print(f"{sum(map(len, done.earlier.values()))} earlier uploads of {len(done.earlier)} students kept in "
+                  f"{args.out / '.earlier'} (the newest is graded): "
+                  + ", ".join(f"{student} ({len(paths)})" for student, paths in sorted(done.earlier.items())))
         missing = sorted(set(done.names) - set(done.placed))
         if missing:
             print(f"no submission from {len(missing)} students in the roster: {', '.join(missing)}")

@@ -8,15 +8,32 @@ maps what the LMS wrote to the course's student id: columns ``id`` (the id stude
 which seeds their parameters), ``key`` (the LMS's user id, or the name as it appears in the file
 names) and optionally ``name``.
 
-A file whose submitter cannot be found in the roster is not dropped: it goes to
-``SUBMISSIONS/.unmatched/``, which the grader skips, and :func:`intake` reports it.
+Nothing is dropped silently, and nothing in the zip is trusted:
+
+- A file whose submitter cannot be found in the roster goes to ``SUBMISSIONS/.unmatched/``, which
+  the grader skips, and :func:`intake` reports it.
+- Several uploads by one student for one notebook: the newest is graded (the highest Canvas
+  submission id, else the latest date in the zip, else the later in the archive); the others are
+  kept in ``SUBMISSIONS/.earlier/<student id>/<submission id or place in the zip>-<notebook>``.
+  When the newest is refused, nothing is graded for that notebook: an earlier upload is not
+  quietly graded in its place.
+- Each member is inflated to disk 64 KiB at a time, counting what it inflates to (the size a
+  header claims is never believed), and refused, its partial file deleted, when it passes either
+  cap: ``MAX_MIB`` (20 MiB, ``IOLAB_INTAKE_MAX_MIB``; a notebook with outputs is a few MB) or,
+  once past 1 MiB, ``MAX_RATIO`` (100 bytes inflated per byte in the zip, ``IOLAB_INTAKE_MAX_RATIO``).
+  Symbolic links, anything else that is not a regular file, encrypted members, members compressed
+  other than stored or deflated (bzip2 and lzma inflate without a bound per read) and members that
+  share their bytes in the zip with another (an overlap zip bomb) are refused too. A refused member is reported with why; the rest of the zip is still placed.
 """
 
 from __future__ import annotations
 
 import csv
+import os
 import re
+import stat
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -24,14 +41,67 @@ CANVAS = re.compile(r"^(?P<name>[^_]+?)(?:_LATE)?_(?P<user>\d+)_(?P<submission>\
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<user>\d+)_assign\w*?_?$")
 DUPLICATE = re.compile(r"^(?P<stem>.+?)-\d+$")  # Canvas's "02-blocking-1.ipynb"
 
+MAX_MIB = 20  # a notebook with plots in its outputs is a few MB
+MAX_MIB_ENV = "IOLAB_INTAKE_MAX_MIB"
+MAX_RATIO = 100  # deflate rarely beats 20:1 on a notebook's JSON and base64 images; zeros give 1000:1
+MAX_RATIO_ENV = "IOLAB_INTAKE_MAX_RATIO"
+RATIO_AFTER = 1 << 20  # a small member may compress well (a long repeated output): no harm below 1 MiB
+CHUNK = 64 * 1024
+UNMATCHED = ".unmatched"
+EARLIER = ".earlier"
+INFLATABLE = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+
 
 @dataclass
 class Intake:
-    """What an intake did: files placed per student id, files it could not place, and the names it learned."""
+    """What an intake did: files placed per student id, files it could not place or would not, and the names it learned.
+
+    ``placed`` holds the file the grader grades (one per notebook); ``earlier`` the older uploads
+    kept in ``.earlier``; ``refused`` each member not written, with why.
+    """
 
     placed: dict[str, list[Path]] = field(default_factory=dict)
     unmatched: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    earlier: dict[str, list[Path]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How large one member of the zip may inflate: in bytes, and in bytes per byte in the zip."""
+
+    max_bytes: int = MAX_MIB << 20
+    max_ratio: float = MAX_RATIO
+
+
+def caps_from_environment() -> Caps:
+    """The caps, with ``IOLAB_INTAKE_MAX_MIB`` and ``IOLAB_INTAKE_MAX_RATIO`` where they are set."""
+    values = {}
+    for variable, default in ((MAX_MIB_ENV, MAX_MIB), (MAX_RATIO_ENV, MAX_RATIO)):
+        text = os.environ.get(variable, "").strip()
+        try:
+            values[variable] = float(text) if text else default
+        except ValueError:
+            raise ValueError(f"{variable}={text!r} is not a number; set it to a number (default {default})") from None
+        if values[variable] <= 0:
+            raise ValueError(f"{variable}={text} must be above 0 (default {default})")
+    return Caps(max_bytes=int(values[MAX_MIB_ENV] * (1 << 20)), max_ratio=values[MAX_RATIO_ENV])
+
+
+@dataclass
+class _Upload:
+    """One notebook member of the zip, with whose it is and where it sorts among that student's uploads."""
+
+    member: zipfile.ZipInfo
+    place: int  # its place in the zip, from 1
+    student: str | None
+    notebook: str
+    submission: int | None
+
+    def age(self) -> tuple[int, tuple[int, ...], int]:
+        """The sort key of newness: submission id, then the date in the zip, then the place in it."""
+        return (self.submission if self.submission is not None else -1, self.member.date_time, self.place)
 
 
 def read_roster(path: Path) -> tuple[dict[str, str], dict[str, str]]:
@@ -49,15 +119,15 @@ def read_roster(path: Path) -> tuple[dict[str, str], dict[str, str]]:
     return keys, names
 
 
-def _who_and_file(member: str) -> tuple[list[str], str]:
-    """The tokens that may name the submitter, and the file's original name, for one member of the zip."""
+def _who_and_file(member: str) -> tuple[list[str], str, int | None]:
+    """The tokens that may name the submitter, the file's original name and the submission id, for one member."""
     parts = PurePosixPath(member).parts
     if len(parts) > 1 and (match := MOODLE.match(parts[0])):
-        return [match["user"], match["name"]], parts[-1]
+        return [match["user"], match["name"]], parts[-1], None
     name = parts[-1]
     if match := CANVAS.match(name):
-        return [match["user"], match["name"]], match["file"]
-    return [parts[0]] if len(parts) > 1 else [], name
+        return [match["user"], match["name"]], match["file"], int(match["submission"])
+    return [parts[0]] if len(parts) > 1 else [], name, None
 
 
 def _course_name(name: str, notebooks: set[str]) -> str:
@@ -68,25 +138,136 @@ def _course_name(name: str, notebooks: set[str]) -> str:
     return name
 
 
-def intake(archive: Path, roster: Path, out: Path, notebooks: set[str] | None = None) -> Intake:
-    """Unpack the LMS's ``archive`` into ``out/<student id>/``, using ``roster``; what was placed and what was not."""
+def _refusal(member: zipfile.ZipInfo) -> str | None:
+    """Why ``member`` is not to be inflated at all, from its header alone, or None."""
+    mode = member.external_attr >> 16  # Unix mode bits, where the zip was made on Unix; 0 elsewhere
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_IFMT(mode) not in (0, stat.S_IFREG):
+        return f"not a regular file (mode {stat.filemode(mode)})"
+    if member.flag_bits & 0x1:
+        return "encrypted"
+    if member.compress_type not in INFLATABLE:
+        return f"compressed with method {member.compress_type}; only stored and deflated members are read"
+    return None
+
+
+def _extract(zf: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, caps: Caps) -> str | None:
+    """Inflate ``member`` to ``target`` within ``caps``: None, or why it was refused (and nothing written)."""
+    if reason := _refusal(member):
+        return reason
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Written aside and renamed: a refused member never leaves half a notebook where the grader looks.
+    partial = target.with_name(f".{target.name}.part")
+    written, reason = 0, None
+    try:
+        with zf.open(member) as source, partial.open("wb") as sink:
+            while chunk := source.read(CHUNK):
+                written += len(chunk)
+                if written > caps.max_bytes:
+                    reason = f"inflates past {caps.max_bytes / (1 << 20):g} MiB ({MAX_MIB_ENV})"
+                elif written > RATIO_AFTER and written > caps.max_ratio * max(member.compress_size, 1):
+                    reason = f"inflates more than {caps.max_ratio:g} times its size in the zip ({MAX_RATIO_ENV})"
+                if reason:
+                    break
+                sink.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+        reason = f"damaged: {exc}"
+    if reason:
+        partial.unlink(missing_ok=True)
+        return reason
+    partial.replace(target)
+    return None
+
+
+def _overlapping(members: list[zipfile.ZipInfo]) -> set[int]:
+    """The positions in ``members`` of those whose bytes in the zip overlap another's (an overlap zip bomb)."""
+    # 30 bytes of local header is the least a member takes before its data: a member that starts
+    # before that much past the previous one's start plus its compressed size shares its bytes.
+    # Python checks this itself only from 3.11.8 (CVE-2024-0450).
+    spans = sorted((m.header_offset, m.header_offset + 30 + m.compress_size, i) for i, m in enumerate(members))
+    found, reach, owner = set(), -1, -1
+    for start, end, i in spans:
+        if start < reach:
+            found |= {i, owner}
+        if end > reach:
+            reach, owner = end, i
+    return found
+
+
+def _uploads(zf: zipfile.ZipFile, keys: dict[str, str], notebooks: set[str]) -> list[_Upload]:
+    """The notebook members of the zip, each with its student (None when not in the roster)."""
+    found = []
+    for place, member in enumerate(zf.infolist(), start=1):
+        if member.is_dir() or not member.filename.endswith(".ipynb"):
+            continue
+        tokens, original, submission = _who_and_file(member.filename)
+        student = next((keys[t.lower()] for t in tokens if t.lower() in keys), None)
+        safe = PurePosixPath(original).name  # never a path from the archive: no ../ escapes
+        found.append(_Upload(member, place, student, _course_name(safe, notebooks), submission))
+    return found
+
+
+def _earlier_names(older: list[_Upload], notebook: str) -> list[str]:
+    """A file name for each older upload of one notebook: ``<submission id>-<notebook>``, else its place in the zip."""
+    ids = [u.submission for u in older]
+    names: list[str] = []
+    for upload in older:
+        unique = upload.submission is not None and ids.count(upload.submission) == 1
+        name = f"{upload.submission if unique else upload.place}-{notebook}"
+        names.append(name if name not in names else f"{upload.place}.{name}")
+    return names
+
+
+def _targets(uploads: list[_Upload], out: Path) -> dict[int, Path]:
+    """Where each upload goes, by place in the zip: the newest per student and notebook at the top, the rest aside."""
+    targets: dict[int, Path] = {}
+    groups: dict[tuple[str, str], list[_Upload]] = {}
+    unmatched: set[str] = set()
+    for upload in uploads:
+        if upload.student is None:
+            name = PurePosixPath(upload.member.filename).name
+            name = f"{upload.place}-{name}" if name in unmatched else name
+            unmatched.add(name)
+            targets[upload.place] = out / UNMATCHED / name
+        else:
+            groups.setdefault((upload.student, upload.notebook), []).append(upload)
+    for (student, notebook), group in groups.items():
+        *older, newest = sorted(group, key=_Upload.age)
+        targets[newest.place] = out / student / notebook
+        for upload, name in zip(older, _earlier_names(older, notebook)):
+            targets[upload.place] = out / EARLIER / student / name
+    return targets
+
+
+def intake(archive: Path, roster: Path, out: Path, notebooks: set[str] | None = None,
+           caps: Caps | None = None) -> Intake:
+    """Unpack the LMS's ``archive`` into ``out/<student id>/``, using ``roster``; what was placed and what was not.
+
+    ``caps`` defaults to :func:`caps_from_environment`.
+    """
     keys, names = read_roster(roster)
+    caps = caps or caps_from_environment()
     result = Intake(names=names)
+    out.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(archive) as zf:
-        for member in zf.infolist():
-            if member.is_dir() or not member.filename.endswith(".ipynb"):
-                continue
-            tokens, original = _who_and_file(member.filename)
-            student = next((keys[t.lower()] for t in tokens if t.lower() in keys), None)
-            safe = PurePosixPath(original).name  # never a path from the archive: no ../ escapes
-            if student is None:
-                target = out / ".unmatched" / PurePosixPath(member.filename).name
-                result.unmatched.append(member.filename)
+        members = zf.infolist()
+        overlapping = {i + 1 for i in _overlapping(members)}  # places in the zip, as _Upload.place
+        uploads = _uploads(zf, keys, notebooks or set())
+        targets = _targets(uploads, out)
+        for upload in uploads:
+            target = targets[upload.place]
+            name = upload.member.filename
+            if upload.place in overlapping:
+                result.refused.append((name, "shares its bytes in the zip with another member (an overlap zip bomb)"))
+            elif reason := _extract(zf, upload.member, target, caps):
+                result.refused.append((name, reason))
+            elif upload.student is None:
+                result.unmatched.append(name)
+            elif target.parent.parent == out / EARLIER:
+                result.earlier.setdefault(upload.student, []).append(target)
             else:
-                target = out / student / _course_name(safe, notebooks or set())
-                result.placed.setdefault(student, []).append(target)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(zf.read(member))
+                result.placed.setdefault(upload.student, []).append(target)
     with (out / "names.csv").open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["id", "name"])
