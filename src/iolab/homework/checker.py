@@ -24,13 +24,12 @@ import io
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from iolab.homework import answers, checks, sandbox
+from iolab.homework.scratch import open_folder
 from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractError, ExerciseVerdict, NotebookJob,
                                      SandboxKind, Verdict, answers_from_json, answers_to_json)
 
@@ -129,8 +128,8 @@ class CheckerProcess:
     """
 
     def __init__(self, job: NotebookJob, env: dict[str, str], kind: SandboxKind) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="iolab-check-")
-        scratch = Path(self._folder.name) / "scratch"
+        self._folder = contextlib.ExitStack()
+        scratch = self._folder.enter_context(open_folder("iolab-check-")) / "scratch"
         scratch.mkdir()
         # -I: no current folder, PYTHONPATH or user site on the path; the kit is put first by hand, from
         # the folder this grader imported it from (an installed kit, or Gradescope's copy).
@@ -176,7 +175,7 @@ class CheckerProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, 9)
             self.process.wait()
-        self._folder.cleanup()
+        self._folder.close()
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ import os
 import stat
 import subprocess
 import sys
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any
 
 from iolab.homework import batch, contract, private, sandbox
 from iolab.homework.contract import SandboxKind
+from iolab.homework.scratch import open_folder
 from iolab.homework.grading import GradingOptions, Row
 from iolab.kit.paths import COURSE_DATA
 
@@ -153,8 +153,8 @@ def confinement() -> SandboxKind:
         return "bwrap"
     if os.geteuid() != 0:
         return "none"
-    with tempfile.TemporaryDirectory(prefix="iolab-probe-") as folder:
-        scratch = Path(folder) / "scratch"
+    with open_folder("iolab-probe-") as folder:
+        scratch = folder / "scratch"
         scratch.mkdir()
         for uid in (sandbox.NOBODY, sandbox.CHECKER_UID):
             argv = sandbox.Unprivileged(scratch, uid=uid).wrap([sys.executable, "-c", "import iolab.homework"])

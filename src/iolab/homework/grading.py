@@ -24,7 +24,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -36,6 +35,7 @@ from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractEr
                                      SandboxKind, Status, Verdict)
 from iolab.homework.checker import CHECKER_TIME_LIMIT, CheckerProcess
 from iolab.homework.execution import Execution, execute_cells
+from iolab.homework.scratch import open_folder
 from iolab.kit import scale as scales
 from iolab.kit import student as students
 
@@ -231,8 +231,8 @@ def _run_submission(nb: Any, source: Any, blocks: dict[str, range], jobs: dict[s
     Its run, the answers file's text by check cell (None where the stand-in wrote none), and the
     exercises it tampered with.
     """
-    with tempfile.TemporaryDirectory(prefix="iolab-grade-") as folder:
-        scratch = Path(folder) / "scratch"  # the submission's files land there; its -etc sibling is the sandbox's
+    with open_folder("iolab-grade-") as folder:
+        scratch = folder / "scratch"  # the submission's files land there; its -etc sibling is the sandbox's
         (scratch / "answers").mkdir(parents=True)
         where: dict[str, tuple[str, int, Path]] = {}
         for label, job in jobs.items():
