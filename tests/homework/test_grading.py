@@ -128,6 +128,27 @@ def test_a_check_cell_pasted_twice_is_tampered_and_no_check_source_reaches_the_s
     assert "answer == 42" not in repr(rows)
 
 
+def _measuring_course():
+    """The tiny course with a measurement in ex-b's given cell, which its check compares the answer with."""
+    nb = tiny_course()
+    nb.cells[cell_index(nb, "ex-b-given")].source = 'n = 3\nentries = len(os.listdir("/"))  # measured'
+    nb.cells[cell_index(nb, "ex-b-code")].source = "### BEGIN SOLUTION\ntotal = n + n\ncounted = entries\n### END SOLUTION"
+    nb.cells[cell_index(nb, "ex-b-check")].source = "assert total == 2 * n\nassert counted == entries"
+    return nb
+
+
+def test_a_measured_value_the_student_typed_is_refused_when_the_checkers_own_measurement_disagrees():
+    instructor = _measuring_course()
+    honest = paste_solutions(editions.student_edition(instructor), instructor)
+    typed = copy.deepcopy(honest)
+    typed.cells[cell_index(typed, "ex-b-code")].source = "total = n + n\nentries = counted = 1000"
+    options = grading.GradingOptions(time_limit=60, sandbox=SANDBOX)
+    assert [r.status for r in grading.grade(honest, instructor, "ada", "hw.ipynb", options)] == ["passed", "passed"]
+    row = grading.grade(typed, instructor, "mallory", "hw.ipynb", options)[1]
+    assert (row.status, row.points) == ("partial", 1.0)  # total's assert passed; counted's cannot
+    assert "`entries` was not accepted: not what this notebook measures" in row.reason and "1,000 in your run" in row.reason
+
+
 def test_grading_runs_the_setup_and_exercise_cells_and_a_students_own_cells_among_them():
     nb = tiny_course()
     nb.cells.insert(5, copy.deepcopy(nb.cells[2]))  # a cell the student added inside ex-a's solution

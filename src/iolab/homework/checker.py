@@ -28,9 +28,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from iolab.homework import answers, checks, sandbox
+from iolab.homework import answers, checks, plausible, sandbox
 from iolab.homework.scratch import open_folder
-from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractError, ExerciseVerdict, NotebookJob,
+from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractError, ExerciseJob, ExerciseVerdict, NotebookJob,
                                      SandboxKind, Verdict, answers_from_json, answers_to_json)
 
 FILENAME = "<check cell {}>"
@@ -50,8 +50,14 @@ def _run_quietly(source: str, namespace: dict[str, Any], name: str) -> str | Non
     return None
 
 
-def check_one(check: CheckJob, text: str | None, namespace: dict[str, Any]) -> CheckVerdict:
-    """One check cell's verdict on the answers ``text``: how each answer arrived, and each part's outcome."""
+def check_one(check: CheckJob, text: str | None, namespace: dict[str, Any],
+              remeasured: dict[str, Any] | None = None) -> CheckVerdict:
+    """One check cell's verdict on the answers ``text``: how each answer arrived, and each part's outcome.
+
+    ``remeasured`` holds the checker's own values of the names the given cells measure: a student's
+    value of such a name must be plausible beside it (``plausible``), and a fact (a bool) is the checker's.
+    """
+    remeasured = remeasured or {}
     statuses: dict[str, str] = {}
     if text is None:
         return CheckVerdict(statuses, (), "no answers")
@@ -61,6 +67,9 @@ def check_one(check: CheckJob, text: str | None, namespace: dict[str, Any]) -> C
         return CheckVerdict(statuses, (), f"tampered answers: {exc}")
     for name in check.names:
         entry = received.get(name, {"missing": True})
+        if name in remeasured and ("value" in entry or type(remeasured[name]) is bool):
+            value, why = plausible.judge(name, entry.get("value"), remeasured[name])
+            entry = {"value": value} if why is None else {"refused": why}
         if "value" in entry:
             namespace[name] = entry["value"]
             statuses[name] = "ok"
@@ -97,11 +106,25 @@ def run_job(job: NotebookJob, read_answers: Callable[[], Answers]) -> Verdict:
             given_error = given_error or _run_quietly(source, namespace, f"<given cell {k}>")
         prepared.append((exercise, namespace, given_error))
     received = read_answers()
-    return Verdict(setup_error, {
-        exercise.label: ExerciseVerdict(given_error, parameters(exercise.given, namespace),
-                                        {c.grade_id: check_one(c, received.get(c.grade_id), namespace)
-                                         for c in exercise.checks})
-        for exercise, namespace, given_error in prepared})
+    verdicts = {}
+    for exercise, namespace, given_error in prepared:
+        ours = remeasure(exercise, namespace)
+        verdicts[exercise.label] = ExerciseVerdict(given_error, parameters(exercise.given, namespace), {
+            c.grade_id: check_one(c, received.get(c.grade_id), namespace, ours) for c in exercise.checks})
+    return Verdict(setup_error, verdicts)
+
+
+def remeasure(exercise: ExerciseJob, namespace: dict[str, Any]) -> dict[str, Any]:
+    """The checker's own values of what ``exercise``'s given cells measure and its checks read (run once, after
+    the submission: never beside it); empty if none, or if measuring failed here (the student's values stand)."""
+    wanted = {name for source in exercise.measured for name in checks.bound_names(source)}
+    wanted &= {name for check in exercise.checks for name in check.names}
+    if not wanted:
+        return {}
+    mine = dict(namespace)
+    if any(_run_quietly(source, mine, f"<measured {k}>") for k, source in enumerate(exercise.measured)):
+        return {}
+    return {name: mine[name] for name in wanted if name in mine}
 
 
 def main() -> int:
@@ -127,14 +150,15 @@ class CheckerProcess:
     bwrap) is its own, which the submission never sees.
     """
 
-    def __init__(self, job: NotebookJob, env: dict[str, str], kind: SandboxKind) -> None:
+    def __init__(self, job: NotebookJob, env: dict[str, str], kind: SandboxKind, nested_root: bool = False) -> None:
         self._folder = contextlib.ExitStack()
         scratch = self._folder.enter_context(open_folder("iolab-check-")) / "scratch"
         scratch.mkdir()
         # -I: no current folder, PYTHONPATH or user site on the path; the kit is put first by hand, from
         # the folder this grader imported it from (an installed kit, or Gradescope's copy).
         argv = [sys.executable, "-I", "-c", CHECKER_MAIN, str(sandbox.kit_source())]
-        box = sandbox.confine(kind, scratch, env, role="checker")
+        # With the kernel's root of its own (chapter 12's lab), so that what it measures again, it can measure.
+        box = sandbox.confine(kind, scratch, env, nested_root=nested_root, role="checker")
         if box is not None:
             argv, run_env = box.wrap(argv), None
         else:

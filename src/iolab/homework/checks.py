@@ -113,19 +113,33 @@ def parameters(given: str) -> tuple[str, set[str]]:
     student's id, so a parameter is always the grader's, never the student's. A statement of it
     whose last line's comment starts ``# measured`` measures something instead (``baseline = amdahl.sweep(...)
     # measured``): the checker skips it and takes the names it binds from the student's run, like
-    answers, rather than measure again and compare one moment's numbers with another's. A later
+    answers, so that a check compares an answer with the measurement it came from (and measures
+    again only to see that those values are plausible: ``measurements``, ``plausible``). A later
     statement that reads a measured name (a ``print`` of it) is skipped too.
     """
-    kept, measured = [], set()
+    kept, _, measured = _split(given)
+    return kept, measured
+
+
+def measurements(given: str) -> str:
+    """The statements of a given cell that :func:`parameters` leaves out: what the checker runs to measure again."""
+    return _split(given)[1]
+
+
+def _split(given: str) -> tuple[str, str, set[str]]:
+    kept: list[str] = []
+    skipped: list[str] = []
+    measured: set[str] = set()
     lines = given.split("\n")
     for stmt in ast.parse(given).body:
         text = lines[stmt.lineno - 1:(stmt.end_lineno or stmt.lineno)]
         reads = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         if MEASURED.search(text[-1]) or reads & measured:  # a measurement, or a line that uses one
             measured |= bound_names(ast.unparse(stmt))
+            skipped.append("\n".join(text))
         else:
             kept.append("\n".join(text))
-    return "\n".join(kept), measured
+    return "\n".join(kept), "\n".join(skipped), measured
 
 
 def answer_names(check: str, provided: list[str]) -> set[str]:

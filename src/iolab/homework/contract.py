@@ -51,11 +51,13 @@ class CheckJob:
 
 @dataclass(frozen=True)
 class ExerciseJob:
-    """One exercise: its label, its given cells (measured statements left out) and its check cells."""
+    """One exercise: its label, its given cells (measured statements left out), its check cells, and the
+    given cells' measured statements, which the checker runs again once the answers are in."""
 
     label: str
     given: tuple[str, ...]
     checks: tuple[CheckJob, ...]
+    measured: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ class NotebookJob:
 
 def _exercise_job(raw: dict[str, Any]) -> ExerciseJob:
     return ExerciseJob(_str(raw["label"]), tuple(_str(g) for g in _list(raw["given"])),
-                       tuple(_check_job(_object(c)) for c in _list(raw["checks"])))
+                       tuple(_check_job(_object(c)) for c in _list(raw["checks"])),
+                       tuple(_str(m) for m in _list(raw["measured"])))
 
 
 def _check_job(raw: dict[str, Any]) -> CheckJob:

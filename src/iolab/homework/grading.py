@@ -143,12 +143,13 @@ def _exercise_job(source: Any, exercise: markup.Exercise) -> ExerciseJob:
     (``checks.parameters``), and its checks with the names they read from the student's run (the
     names a check reads that neither the setup cell nor those given cells bind)."""
     given = tuple(checks.parameters(source.cells[i].source)[0] for i in exercise.given)
+    measured = tuple(m for i in exercise.given if (m := checks.measurements(source.cells[i].source)))
     provided = [_setup_source(source), *given]
     return ExerciseJob(exercise.label, given, tuple(
         CheckJob(markup.grade_id(source.cells[i]) or "", source.cells[i].source,
                  float(markup.nbgrader(source.cells[i]).get("points", 0)),
                  tuple(sorted(checks.answer_names(source.cells[i].source, provided))))
-        for i in exercise.checks))
+        for i in exercise.checks), measured)
 
 
 def _read_answers(path: Path) -> str | None:
@@ -307,7 +308,8 @@ def grade(submission: Any, source: Any, student: str, notebook: str,
     env = GRADING_ENV | {students.ENV: seed_id}
     verdict, checker_error = None, None
     # The checker starts first: its imports and setup overlap the submission's run.
-    checker = CheckerProcess(NotebookJob(_setup_source(source), tuple(jobs.values())), env, options.sandbox) if jobs else None
+    job = NotebookJob(_setup_source(source), tuple(jobs.values()))
+    checker = CheckerProcess(job, env, options.sandbox, NEEDS_ROOT in job.setup) if jobs else None
     try:
         run, received, tampered = _run_submission(nb, source, blocks, jobs, env, options)
         if checker is not None:

@@ -1,0 +1,85 @@
+"""Whether a value the student's run says it measured could have been measured: the checker's own run decides.
+
+A given cell's ``# measured`` statement (``checks.parameters``) measures something whose value the
+checks take from the student's run, so that a check compares an answer with the measurement it
+came from. A student could type that value instead. The checker therefore runs the statement too,
+after the submission has finished (never beside it, on the same cores), and compares:
+
+- a ``bool`` is a fact about the machine (``lab_runs``: could the lab run here?), not a magnitude:
+  the grader's value replaces the student's;
+- numbers, and the numeric columns of a DataFrame, a Series or one of the kit's result dataclasses,
+  must lie within :data:`FACTOR` of the checker's (their medians, for columns): two runs of the same
+  measurement on one machine differ by tens of percent, a typed value by whatever the student chose.
+
+A typed value within that factor still passes: the check then grades the student's reasoning from
+a number close to what the machine measures, which is the exercise's point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from typing import Any
+
+# Two runs of one measurement on a busy two-core machine (a neighbour grading, a CPU-burning test) stayed
+# within 2x of each other in the grading trials; 4x leaves room for that and refuses a value made up.
+FACTOR = 4.0
+# Below this, a magnitude is noise around zero (a lag of 0.1 ms, a share of 0.001): not compared.
+FLOOR = 1e-3
+
+
+def _close(yours: float, ours: float) -> bool:
+    if not (math.isfinite(yours) and math.isfinite(ours)):
+        return yours == ours or (math.isnan(yours) and math.isnan(ours))
+    if abs(yours) < FLOOR and abs(ours) < FLOOR:
+        return True
+    if yours * ours <= 0:
+        return False
+    ratio = yours / ours
+    return 1 / FACTOR <= ratio <= FACTOR
+
+
+def _shown(value: float) -> str:
+    return f"{value:,.4g}"
+
+
+def _numbers(value: Any) -> dict[str, float] | None:
+    """The magnitudes to compare in ``value``, by name (medians for columns); None if it has none to compare."""
+    if type(value) in (int, float):
+        return {"": float(value)}
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(value, pandas.Series):
+        numeric = pandas.to_numeric(value, errors="coerce").dropna()
+        return {"": float(numeric.median())} if len(numeric) else None
+    if pandas is not None and isinstance(value, pandas.DataFrame):
+        numeric = value.select_dtypes("number")
+        return {str(c): float(numeric[c].median()) for c in numeric.columns if numeric[c].notna().any()} or None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return {k: float(v) for k, v in fields.items() if type(v) in (int, float)} or None
+    return None
+
+
+def judge(name: str, yours: Any, ours: Any) -> tuple[Any, str | None]:
+    """The value the check should read for ``name``, and why the student's is refused (None if it is not).
+
+    ``yours`` is the student's run's value, ``ours`` the checker's measurement of the same statement.
+    """
+    if type(ours) is bool:
+        return ours, None
+    mine, theirs = _numbers(yours), _numbers(ours)
+    if theirs is None:
+        return yours, None  # nothing to compare: not a magnitude
+    if mine is None or set(mine) != set(theirs):
+        return yours, f"not what this notebook measures (the grader's run measured {type(ours).__name__} {_keys(theirs)})"
+    for key, value in theirs.items():
+        if not _close(mine[key], value):
+            what = f"`{name}`" + (f"'s {key}" if key else "")
+            return yours, (f"not what this notebook measures: {what} is {_shown(mine[key])} in your run and "
+                           f"{_shown(value)} in the grader's (more than {FACTOR:g}x apart)")
+    return yours, None
+
+
+def _keys(numbers: dict[str, float]) -> str:
+    return "with " + ", ".join(k for k in numbers if k) if any(numbers) else "a number"
