@@ -85,8 +85,10 @@ $(ACTIONLINT):
 	  || echo "note: could not build actionlint (is the Go module proxy reachable?): tests/test_workflow.py skips"; \
 	else echo "note: no Go here: the GitHub Actions workflow is not checked (tests/test_workflow.py skips)"; fi
 
-# Tests marked solo measure CPU time or timing: they run after the others, one at a time.
+# Tests marked solo measure CPU time or timing: they run after the others, one at a time. mypy first
+# checks the grader (iolab.homework) strictly: its processes pass one typed contract (pyproject's [tool.mypy]).
 unit: env $(ACTIONLINT)
+	$(BIN)/mypy
 	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -n 2 -m "not solo" tests
 	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -m solo tests
 

@@ -33,7 +33,8 @@ from typing import Any
 from iolab.homework import answers, checks, markup, private, sandbox
 from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractError, ExerciseJob, NotebookJob,
                                      SandboxKind, Status, Verdict)
-from iolab.homework.checker import CHECKER_TIME_LIMIT, CheckerProcess
+from iolab.homework.checker import CHECKER_TIME_LIMIT as CHECKER_TIME_LIMIT  # batch reads it here
+from iolab.homework.checker import CheckerProcess
 from iolab.homework.execution import Execution, execute_cells
 from iolab.homework.scratch import open_folder
 from iolab.kit import scale as scales

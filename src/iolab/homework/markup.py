@@ -126,7 +126,7 @@ def role(cell: Any) -> str:
 
 def lines(cell: Any) -> list[str]:
     """The cell's source as lines (without line ends)."""
-    return cell.source.split("\n")
+    return str(cell.source).split("\n")
 
 
 def directives(nb: Any) -> list[Directive]:
@@ -219,7 +219,8 @@ def setup_cell(nb: Any) -> int | None:
     """The setup cell: the one whose grade_id is ``setup``, else the first code cell (None if there is none)."""
     code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
     marked = [i for i in code if grade_id(nb.cells[i]) == SETUP_ID]
-    return (marked or code or [None])[0]
+    found = marked or code
+    return found[0] if found else None
 
 
 def paragraphs(text: str) -> list[tuple[int, int]]:

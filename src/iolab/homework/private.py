@@ -51,7 +51,7 @@ def with_private_checks(source: Any, folder: Path | None, notebook: str) -> tupl
     if where is None or not where.is_dir():
         return source, []
     nb = copy.deepcopy(source)
-    checks = {markup.grade_id(c): c for c in nb.cells if markup.role(c) == "check"}
+    checks = {gid: c for c in nb.cells if markup.role(c) == "check" and (gid := markup.grade_id(c))}
     changed = []
     for path in sorted(where.glob("*.py")):
         add = path.name.endswith(ADD_SUFFIX)
