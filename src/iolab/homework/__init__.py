@@ -8,7 +8,9 @@ Grading one submission (``grading``) runs it in two processes that share nothing
 the submission's kernel (``execution``), in a sandbox (``sandbox``: bubblewrap, or user nobody in
 a container), writes the values its checks read (``answers``); the ``checker``, a process that
 runs none of the student's code, runs the instructor's check cells on them, part by part
-(``checks``: public asserts gate, each hidden assert scores a share). ``batch`` grades a class,
+(``checks``: public asserts gate, each hidden assert scores a share). ``caps`` holds each submission
+to caps on its processes, memory, files and output (with a cgroup of its own, ``cgroups``, where the
+machine gives one), so that what passes a cap costs that submission its rows. ``batch`` grades a class,
 several at a time; ``reports`` writes the gradebook, pass rates and feedback; ``intake`` unpacks an
 LMS's download; ``gradescope`` packages the grader in Gradescope's format; ``notes`` and ``times``
 feed the book's instructor notes. ``leaks`` finds a graded answer a student could read before its

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.homework import answers, checks, markup, private, sandbox
+from iolab.homework.caps import Caps
 from iolab.homework.execution import Execution, execute_cells
 from iolab.kit import scale as scales
 from iolab.kit import student as students
@@ -279,7 +280,7 @@ def _run_submission(nb: Any, source: Any, blocks: dict[str, range], jobs: dict[s
         # Chapter 12's lab makes network namespaces: its kernel gets a root of its own inside the sandbox.
         box = sandbox.confine(options.sandbox, scratch, nested_root=NEEDS_ROOT in _setup_source(source))
         run = execute_cells(nb, cells_to_run(nb, list(blocks.values()), options.whole), options.time_limit, env,
-                            cwd=str(scratch), sandbox=box)
+                            cwd=str(scratch), sandbox=box, caps=Caps.from_env())
         tampered: dict[str, str] = {}
         for label, job in jobs.items():
             for check in job["checks"]:
