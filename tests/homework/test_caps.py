@@ -80,6 +80,25 @@ def test_a_folder_counts_what_its_files_hold_a_hard_link_once_and_no_link_follow
     assert caps.folder_bytes(folder, stop_above=1) >= 1  # stops early, past the cap
 
 
+def test_a_tree_counts_its_threads_and_memory_shared_by_forks_once():
+    # 256 MiB touched, then three forked children that share it and each start 10 threads.
+    code = ("import os, sys, threading, time\ndata = b'1' * (256 << 20)\nfor _ in range(3):\n    if os.fork() == 0:\n"
+            "        [threading.Thread(target=time.sleep, args=(30,), daemon=True).start() for _ in range(10)]\n"
+            "        time.sleep(30)\nprint('ready', flush=True)\ntime.sleep(30)")
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) as parent:
+        try:
+            assert parent.stdout.readline() == "ready\n"
+            time.sleep(0.5)  # the children's threads
+            threads, rss = caps.tree_usage(parent.pid)
+            _, pss = caps.tree_usage(parent.pid, memory_cap=MiB)  # past the cap: PSS
+            assert threads == 1 + 3 * 11
+            assert rss > 4 * 256 * MiB and 256 * MiB < pss < 2 * 256 * MiB
+        finally:
+            for child in psutil.Process(parent.pid).children():
+                child.kill()
+            parent.kill()
+
+
 def test_the_launcher_sets_the_file_limits_for_what_it_execs():
     argv = caps.launcher(Caps(file_bytes=8 * MiB), None)
     code = "import resource as r; print(r.getrlimit(r.RLIMIT_FSIZE)[0], r.getrlimit(r.RLIMIT_CORE)[0])"

@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
-import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
@@ -25,6 +23,7 @@ import nbformat
 import psutil
 
 from iolab.homework import cgroups, grading, markup
+from iolab.homework.execution import kill_tree
 from iolab.homework.grading import GradingOptions, Row
 from iolab.kit import guard
 
@@ -81,24 +80,25 @@ def submissions(folder: Path) -> Iterator[tuple[str, Path]]:
                 yield student_dir.name, path
 
 
-def _grade_in_process(path: Path, student: str, sources: Path, options: GradingOptions) -> list[Row]:
+def _grade_in_process(path: Path, student: str, sources: Path, options: GradingOptions,
+                      limit: float | None = None) -> list[Row]:
     """``grade_file`` in a fresh Python process of its own (``python -m iolab.homework.batch``): its rows.
 
-    The process has a time limit for the whole of it, so that nothing a submission does (a kernel
-    that will not start, a grader stuck in a kill) holds up the batch; past it, the process, its
-    process group and the cgroups it made (``cgroups.sweep``) are killed, and the submission gets a row
-    that says so.
+    The process has a time limit for the whole of it (``limit`` seconds; by default the notebook's
+    limit, the checker's and 80 s more), so that nothing a submission does (a kernel that will not
+    start, a grader stuck in a kill) holds up the batch; past it, the process, everything below it and
+    the cgroups it made (``cgroups.sweep``) are killed, and the submission gets a row that says so.
     """
     task = json.dumps({"path": str(path), "student": student, "sources": str(sources), "options": asdict(options)})
-    # Generous: the submission's own limit, the checker's, the start of both and the kills after.
-    limit = options.time_limit + grading.CHECKER_TIME_LIMIT + 60 + 2 * cgroups.KILL_SECONDS
+    if limit is None:  # generous: the submission's own limit, the checker's, the start of both and the kills after
+        limit = options.time_limit + grading.CHECKER_TIME_LIMIT + 60 + 2 * cgroups.KILL_SECONDS
     with subprocess.Popen([sys.executable, "-m", "iolab.homework.batch"], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True) as process:
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
         try:
-            out, _ = process.communicate(task, timeout=limit)
+            out, err = process.communicate(task, timeout=limit)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+            # Its kernels and checker run in sessions of their own: killed as its descendants, not as a group.
+            kill_tree(process.pid)
             process.communicate()
             return [Row(student, path.name, "", 0.0, 0.0, "error",
                         f"grading this notebook took over {limit:g} s and was stopped", 0.0)]
@@ -107,8 +107,9 @@ def _grade_in_process(path: Path, student: str, sources: Path, options: GradingO
     try:
         return [Row(**row) for row in json.loads(out.strip().splitlines()[-1])]
     except (ValueError, IndexError, TypeError) as exc:
+        said = err.strip().splitlines()[-1] if err.strip() else type(exc).__name__
         return [Row(student, path.name, "", 0.0, 0.0, "error",
-                    f"the grading process failed (exit status {process.returncode}): {type(exc).__name__}", 0.0)]
+                    f"the grading process failed (exit status {process.returncode}): {said}", 0.0)]
 
 
 def solo(source: Path) -> bool:

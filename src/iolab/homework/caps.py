@@ -66,7 +66,7 @@ class Caps:
     # and a bomb held here beside an honest 6,000 must leave the machine room.
     processes: int = 16_384
     # Honest peak 523 MB as the cgroup counts (01-processes' forks; page cache and tmpfs included),
-    # 271 MB for 09 with PostgreSQL. The watchdog counts PSS (tree_usage), which is less.
+    # 271 MB for 09 with PostgreSQL, 487 MB graded whole. The watchdog counts PSS (tree_usage), which is less.
     memory_bytes: int = 2 * GiB
     # One file. Honest peak 36 KB; graded whole (--whole), chapter 13 writes a 256 MiB test file.
     file_bytes: int = 1 * GiB
@@ -74,7 +74,7 @@ class Caps:
     # 131 KiB; graded whole, chapter 13's 256 MiB test file is there.
     scratch_bytes: int = 2 * GiB
     # Each of the sandbox's tmpfs mounts (/tmp, /dev/shm, /run), which are memory. Honest peak 40 MB:
-    # 09's PostgreSQL cluster in /tmp; room for its bigger tables when graded whole.
+    # 09's PostgreSQL cluster in /tmp (43 MB graded whole).
     tmp_bytes: int = 512 * MiB
     # What a cell's outputs keep in the grader. Honest peak 1.5 KB; a figure, graded whole, 100 KB.
     output_bytes_per_cell: int = 1 * MiB
@@ -192,8 +192,8 @@ def tree_usage(pid: int, memory_cap: int | None = None) -> tuple[int, int]:
     """(threads, bytes of memory) of process ``pid`` and every process below it.
 
     Memory is PSS: a page shared by k of the processes counts 1/k in each, so a forked child's pages
-    shared with its parent count once (summed RSS counts them in both: 810 MB against 520 MB for
-    01-processes' forks), and a page shared with everyone counts too (USS would leave it out). PSS
+    shared with its parent count once (summed RSS counts them in each: grading 01-processes, it peaked
+    at 810 MB against PSS's 520 MB), and a page shared with everyone counts too (USS would leave it out). PSS
     costs a walk of each process's page tables, so it is read only when summed RSS, its upper bound,
     passes ``memory_cap``; below that, RSS is returned.
     """
@@ -202,17 +202,21 @@ def tree_usage(pid: int, memory_cap: int | None = None) -> tuple[int, int]:
         procs = [root, *root.children(recursive=True)]
     except psutil.Error:
         return 0, 0
-    threads, rss = 0, 0
+    threads, rss = 0, {}
     for proc in procs:
         with contextlib.suppress(psutil.Error):
             threads += proc.num_threads()
-            rss += proc.memory_info().rss
-    if memory_cap is None or rss <= memory_cap:
-        return threads, rss
+            rss[proc] = proc.memory_info().rss
+    if memory_cap is None or sum(rss.values()) <= memory_cap:
+        return threads, sum(rss.values())
     pss = 0
-    for proc in procs:
-        with contextlib.suppress(psutil.Error):
+    for proc, resident in rss.items():
+        try:
             pss += proc.memory_full_info().pss
+        except psutil.AccessDenied:  # its page tables are not ours to read: its RSS, which is more
+            pss += resident
+        except psutil.Error:
+            pass
     return threads, pss
 
 
