@@ -15,7 +15,7 @@ import pytest
 from homework_notebooks import cell_index, graded_notebooks, paste_solutions, read, tiny_course, write
 from iolab.commands import main
 from iolab.homework import batch as class_batch
-from iolab.homework import editions, grading, markup, sandbox
+from iolab.homework import cgroups, editions, grading, markup, sandbox
 
 
 HANG_SECONDS = "611.5"
@@ -222,3 +222,21 @@ def test_with_jobs_the_submissions_of_solo_notebooks_are_graded_one_at_a_time_af
     assert [(r.student, r.notebook) for r in rows[::2]] == [("a", "hw.ipynb"), ("b", "hw.ipynb"),
                                                             ("a", "measures.ipynb"), ("b", "measures.ipynb")]
     assert {r.status for r in rows} == {"passed"}
+
+
+def test_a_grading_process_past_its_time_limit_is_stopped_with_a_row_and_nothing_it_started_left(tmp_path):
+    sources = tmp_path / "notebooks"
+    write(tiny_course(), sources / "hw.ipynb")
+    path = write(_solved(**{"ex-a-code": f"import subprocess\nsubprocess.run(['sleep', '{HANG_SECONDS}'])"}),
+                 tmp_path / "submissions" / "slow" / "hw.ipynb")
+    rows = class_batch._grade_in_process(path, "slow", sources, grading.GradingOptions(time_limit=120, sandbox=SANDBOX),
+                                         limit=8)
+    assert [(r.status, r.reason) for r in rows] == [("error", "grading this notebook took over 8 s and was stopped")]
+    cgroup, _ = cgroups.make_cgroup(64, 1 << 30)
+    if cgroup is not None:
+        cgroup.remove()
+    elif SANDBOX == "none":
+        pytest.skip("without a sandbox or a cgroup, the kernel of a killed grading process outlives it")
+    hanging = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", HANG_SECONDS]]
+    psutil.wait_procs(hanging, timeout=10)  # a sandbox dies with its grading process; a cgroup is swept
+    assert [p for p in hanging if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from iolab.homework import batch
-from iolab.homework.intake import EARLIER, MAX_MIB_ENV, MAX_RATIO_ENV, Caps, caps_from_environment, intake
+from iolab.homework.intake import EARLIER, MAX_MIB_ENV, MAX_RATIO_ENV, IntakeLimits, limits_from_environment, intake
 
 MIB = 1 << 20
 ROSTER = "id,key,name\nada,12345,Ada Lovelace\ngrace,777,Grace Hopper\nalan,4242,Alan Turing\nbob,999,Bob\n"
@@ -103,13 +103,13 @@ def test_a_member_that_inflates_too_many_times_its_size_is_refused(tmp_path):
 
 
 def test_the_caps_come_from_the_environment_and_a_bad_value_names_its_variable(monkeypatch):
-    assert caps_from_environment() == Caps(max_bytes=20 * MIB, max_ratio=100)
+    assert limits_from_environment() == IntakeLimits(max_bytes=20 * MIB, max_ratio=100)
     monkeypatch.setenv(MAX_MIB_ENV, "1.5")
     monkeypatch.setenv(MAX_RATIO_ENV, "7")
-    assert caps_from_environment() == Caps(max_bytes=int(1.5 * MIB), max_ratio=7)
+    assert limits_from_environment() == IntakeLimits(max_bytes=int(1.5 * MIB), max_ratio=7)
     monkeypatch.setenv(MAX_MIB_ENV, "lots")
     with pytest.raises(ValueError, match=MAX_MIB_ENV):
-        caps_from_environment()
+        limits_from_environment()
 
 
 def test_a_lower_cap_from_the_environment_refuses_a_smaller_notebook(tmp_path, monkeypatch):

@@ -40,8 +40,9 @@ def add_homework(sub: Subparsers) -> None:
                                "CSV (one row per student and exercise: student, notebook, exercise, points, max_points, "
                                "status, reason, seconds), SUBMISSIONS/gradebook.csv (Canvas's import format), "
                                "SUBMISSIONS/pass-rates.csv and SUBMISSIONS/feedback/<student>/<notebook>.md. A submission "
-                               "that fails, hangs, tampers or lost a check gets its rows with the reason; the batch goes "
-                               "on, and the exit status is 0 once every submission has its rows.")
+                               "that fails, hangs, tampers, lost a check or passed a cap (processes, memory, file size, its "
+                               "folder, /tmp, output: the IOLAB_GRADE_* variables, see README) gets its rows with the "
+                               "reason; the batch goes on, and the exit status is 0 once every submission has its rows.")
     grade.add_argument("submissions", type=Path, metavar="SUBMISSIONS", help="one folder per student, named by id")
     grade.add_argument("--out", type=Path, default=None, help="the CSV to write (default: SUBMISSIONS/grades.csv)")
     grade.add_argument("--timeout", type=float, default=None, metavar="S",
@@ -63,7 +64,7 @@ def add_homework(sub: Subparsers) -> None:
     def run_grade(args: argparse.Namespace) -> int:
         import pandas as pd
 
-        from iolab.homework import batch, grading, private, reports, sandbox
+        from iolab.homework import batch, caps, grading, private, reports, sandbox
 
         if args.checks is not None:
             if not args.checks.is_dir():
@@ -79,6 +80,10 @@ def add_homework(sub: Subparsers) -> None:
             except sandbox.SandboxMissing as exc:
                 print(f"not grading: {exc}")
                 return 2
+        try:
+            held_to = caps.Caps.from_env()  # read again by each grading process: a typo fails here, once
+        except ValueError as exc:
+            grade.error(str(exc))
         time_limit = args.timeout if args.timeout is not None else grading.DEFAULT_TIME_LIMIT
         options = grading.GradingOptions(time_limit=time_limit, whole=args.whole,
                                          sandbox="none" if args.no_sandbox else "bwrap",
@@ -87,6 +92,7 @@ def add_homework(sub: Subparsers) -> None:
         out = args.out or args.submissions / "grades.csv"
         print(f"grading {sum(1 for _ in batch.submissions(args.submissions))} notebooks, {args.jobs} at a time, "
               + ("without a sandbox" if args.no_sandbox else "each in a sandbox"), flush=True)
+        print(f"each held to {held_to.summary()} ({caps.enforcement()})", flush=True)
         rows = batch.write_csv(batch.grade_folder(args.submissions, args.notebooks, options, args.jobs), out)
         if not rows:
             print(f"no notebooks found in {args.submissions}/<student>/")

@@ -11,8 +11,10 @@ runs none of the student's code, runs the instructor's check cells on them, part
 (``checks``: public asserts gate, each hidden assert scores a share). What the two hand each other
 over the checker's pipes (the job, the answers, the verdict) and the words a row may use are one
 typed ``contract``; a value the student's run says it measured must be ``plausible`` beside
-the checker's own measurement. Both work in folders from ``scratch``, removed without following a link a
-submission left there. ``batch`` grades a class,
+the checker's own measurement. Both work in folders from ``scratch``, removed without following a
+link a submission left there. ``caps`` holds each submission to caps on its processes, memory,
+files and output (with a cgroup of its own, ``cgroups``, where the machine gives one), so that what
+passes a cap costs that submission its rows. ``batch`` grades a class,
 several at a time; ``reports`` writes the gradebook, pass rates and feedback; ``intake`` unpacks an
 LMS's download; ``gradescope`` packages the grader in Gradescope's format; ``notes`` and ``times``
 feed the book's instructor notes. ``leaks`` finds a graded answer a student could read before its

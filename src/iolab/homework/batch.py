@@ -1,9 +1,10 @@
 """Grade a class: every ``SUBMISSIONS/<student>/*.ipynb``, one or several at a time, into the grades CSV.
 
 Whatever happens to one submission (an error, a hang, a deleted check, a file that is not a
-notebook) becomes rows with a reason, and the batch goes on. With ``jobs`` > 1, each submission is
-graded by a Python process of its own (``python -m iolab.homework.batch``), still in sandboxes of
-its own; the rows come back in the order of the submissions, whatever order they finish in.
+notebook, a cap passed) becomes rows with a reason, and the batch goes on. Each submission is graded
+by a Python process of its own (``python -m iolab.homework.batch``) under a time limit, still in
+sandboxes of its own, ``jobs`` at a time; the rows come back in the order of the submissions,
+whatever order they finish in.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 import nbformat
 import psutil
 
-from iolab.homework import grading, markup
+from iolab.homework import cgroups, grading, markup
+from iolab.homework.execution import kill_tree
 from iolab.homework.grading import GradingOptions, Row
 from iolab.kit import guard
 
@@ -78,18 +80,36 @@ def submissions(folder: Path) -> Iterator[tuple[str, Path]]:
                 yield student_dir.name, path
 
 
-def _grade_in_process(path: Path, student: str, sources: Path, options: GradingOptions) -> list[Row]:
-    """``grade_file`` in a fresh Python process of its own (``python -m iolab.homework.batch``): its rows."""
+def _grade_in_process(path: Path, student: str, sources: Path, options: GradingOptions,
+                      limit: float | None = None) -> list[Row]:
+    """``grade_file`` in a fresh Python process of its own (``python -m iolab.homework.batch``): its rows.
+
+    The process has a time limit for the whole of it (``limit`` seconds; by default the notebook's
+    limit, the checker's and 80 s more), so that nothing a submission does (a kernel that will not
+    start, a grader stuck in a kill) holds up the batch; past it, the process, everything below it and
+    the cgroups it made (``cgroups.sweep``) are killed, and the submission gets a row that says so.
+    """
     task = json.dumps({"path": str(path), "student": student, "sources": str(sources), "options": asdict(options)})
-    # Generous: the submission's own limit, the checker's, and the start of both.
-    limit = options.time_limit + grading.CHECKER_TIME_LIMIT + 60
+    if limit is None:  # generous: the submission's own limit, the checker's, the start of both and the kills after
+        limit = options.time_limit + grading.CHECKER_TIME_LIMIT + 60 + 2 * cgroups.KILL_SECONDS
+    with subprocess.Popen([sys.executable, "-m", "iolab.homework.batch"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            out, err = process.communicate(task, timeout=limit)
+        except subprocess.TimeoutExpired:
+            # Its kernels and checker run in sessions of their own: killed as its descendants, not as a group.
+            kill_tree(process.pid)
+            process.communicate()
+            return [Row(student, path.name, "", 0.0, 0.0, "error",
+                        f"grading this notebook took over {limit:g} s and was stopped", 0.0)]
+        finally:
+            cgroups.sweep(process.pid)
     try:
-        done = subprocess.run([sys.executable, "-m", "iolab.homework.batch"], input=task, capture_output=True,
-                              text=True, timeout=limit)
-        lines = done.stdout.strip().splitlines()
-        return [Row(**row) for row in json.loads(lines[-1])]
-    except (subprocess.TimeoutExpired, ValueError, IndexError, TypeError) as exc:
-        return [Row(student, path.name, "", 0.0, 0.0, "error", f"the grading process failed: {type(exc).__name__}", 0.0)]
+        return [Row(**row) for row in json.loads(out.strip().splitlines()[-1])]
+    except (ValueError, IndexError, TypeError) as exc:
+        said = err.strip().splitlines()[-1] if err.strip() else type(exc).__name__
+        return [Row(student, path.name, "", 0.0, 0.0, "error",
+                    f"the grading process failed (exit status {process.returncode}): {said}", 0.0)]
 
 
 def solo(source: Path) -> bool:
@@ -107,25 +127,23 @@ def grade_folder(folder: Path, sources: Path, options: GradingOptions = GradingO
                  jobs: int = 1) -> Iterator[Row]:
     """The rows of every submission in ``folder`` (one sub-folder per student), ``jobs`` at a time.
 
-    With ``jobs`` > 1, each submission is graded by a process of its own (threads here only wait
-    for them), so nothing is shared between two submissions but the machine; the submissions of
-    *solo* notebooks (:func:`solo`) are then graded one at a time, after the others, since a
-    neighbour would change what their checks measure. Rows come in the order of the submissions
-    within each of the two groups.
+    Each submission is graded by a process of its own, under a time limit (:func:`_grade_in_process`;
+    threads here only wait for them), so nothing is shared between two submissions but the machine.
+    With ``jobs`` > 1, the submissions of *solo* notebooks (:func:`solo`) are graded one at a time,
+    after the others, since a neighbour would change what their checks measure. Rows come in the
+    order of the submissions within each of the two groups.
     """
     tasks = [(path, student, sources, options) for student, path in submissions(folder)]
     if jobs <= 1:
-        adopt_orphans(options.sandbox)
-        for path, student, sources_, options_ in tasks:
-            yield from grade_file(path, student, sources_, options_)
+        for task in tasks:
+            yield from _grade_in_process(*task)
         return
     alone = {name for name in {path.name for path, *_ in tasks} if solo(sources / name)}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for rows in pool.map(lambda task: _grade_in_process(*task), [t for t in tasks if t[0].name not in alone]):
             yield from rows
-    adopt_orphans(options.sandbox)
-    for path, student, sources_, options_ in (t for t in tasks if t[0].name in alone):
-        yield from grade_file(path, student, sources_, options_)
+    for task in (t for t in tasks if t[0].name in alone):
+        yield from _grade_in_process(*task)
 
 
 def write_csv(rows: Iterable[Row], path: Path) -> list[Row]:

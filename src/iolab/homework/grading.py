@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.homework import answers, checks, markup, private, sandbox
+from iolab.homework.caps import Caps
 from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractError, ExerciseJob, NotebookJob,
                                      SandboxKind, Status, Verdict)
 from iolab.homework.checker import CHECKER_TIME_LIMIT as CHECKER_TIME_LIMIT  # batch reads it here
@@ -245,7 +246,7 @@ def _run_submission(nb: Any, source: Any, blocks: dict[str, range], jobs: dict[s
         # Chapter 12's lab makes network namespaces: its kernel gets a root of its own inside the sandbox.
         box = sandbox.confine(options.sandbox, scratch, nested_root=NEEDS_ROOT in _setup_source(source))
         run = execute_cells(nb, cells_to_run(nb, list(blocks.values()), options.whole), options.time_limit, env,
-                            cwd=str(scratch), sandbox=box)
+                            cwd=str(scratch), sandbox=box, caps=Caps.from_env())
         received: Answers = {}
         tampered: dict[str, str] = {}
         for grade_id, (label, index, path) in where.items():

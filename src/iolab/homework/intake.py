@@ -68,14 +68,14 @@ class Intake:
 
 
 @dataclass(frozen=True)
-class Caps:
+class IntakeLimits:
     """How large one member of the zip may inflate: in bytes, and in bytes per byte in the zip."""
 
     max_bytes: int = MAX_MIB << 20
     max_ratio: float = MAX_RATIO
 
 
-def caps_from_environment() -> Caps:
+def limits_from_environment() -> IntakeLimits:
     """The caps, with ``IOLAB_INTAKE_MAX_MIB`` and ``IOLAB_INTAKE_MAX_RATIO`` where they are set."""
     values = {}
     for variable, default in ((MAX_MIB_ENV, MAX_MIB), (MAX_RATIO_ENV, MAX_RATIO)):
@@ -86,7 +86,7 @@ def caps_from_environment() -> Caps:
             raise ValueError(f"{variable}={text!r} is not a number; set it to a number (default {default})") from None
         if values[variable] <= 0:
             raise ValueError(f"{variable}={text} must be above 0 (default {default})")
-    return Caps(max_bytes=int(values[MAX_MIB_ENV] * (1 << 20)), max_ratio=values[MAX_RATIO_ENV])
+    return IntakeLimits(max_bytes=int(values[MAX_MIB_ENV] * (1 << 20)), max_ratio=values[MAX_RATIO_ENV])
 
 
 @dataclass
@@ -152,7 +152,7 @@ def _refusal(member: zipfile.ZipInfo) -> str | None:
     return None
 
 
-def _extract(zf: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, caps: Caps) -> str | None:
+def _extract(zf: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, caps: IntakeLimits) -> str | None:
     """Inflate ``member`` to ``target`` within ``caps``: None, or why it was refused (and nothing written)."""
     if reason := _refusal(member):
         return reason
@@ -241,13 +241,13 @@ def _targets(uploads: list[_Upload], out: Path) -> dict[int, Path]:
 
 
 def intake(archive: Path, roster: Path, out: Path, notebooks: set[str] | None = None,
-           caps: Caps | None = None) -> Intake:
+           caps: IntakeLimits | None = None) -> Intake:
     """Unpack the LMS's ``archive`` into ``out/<student id>/``, using ``roster``; what was placed and what was not.
 
-    ``caps`` defaults to :func:`caps_from_environment`.
+    ``caps`` defaults to :func:`limits_from_environment`.
     """
     keys, names = read_roster(roster)
-    caps = caps or caps_from_environment()
+    caps = caps or limits_from_environment()
     result = Intake(names=names)
     out.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(archive) as zf:

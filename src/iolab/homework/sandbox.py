@@ -111,13 +111,16 @@ class Sandbox:
     ``extra`` folders are bound read-only beside the defaults. With ``nested_root`` the program runs as
     root of a user namespace nested inside the sandbox's (``unshare --map-root-user``), with network and
     mount namespaces of its own and ``/dev/net/tun``: what chapter 12's network lab needs, and root over
-    nothing but namespaces that die with the sandbox.
+    nothing but namespaces that die with the sandbox. ``tmp_bytes`` caps each of its tmpfs mounts
+    (``/tmp``, ``/dev/shm``, ``/run``; ``caps.Caps.tmp_bytes``), which are memory; None leaves them at the
+    kernel's default, half the machine's memory.
     """
 
     scratch: Path
     env: Mapping[str, str] = field(default_factory=dict)
     extra: Sequence[Path] = ()
     nested_root: bool = False
+    tmp_bytes: int | None = None
 
     def _binds(self) -> list[str]:
         args: list[str] = []
@@ -151,20 +154,23 @@ class Sandbox:
                "LANG": "C.UTF-8", "USER": "student", "LOGNAME": "student", "MPLBACKEND": "Agg",
                "PYTHONPATH": str(kit_source())} | dict(self.env)
         setenv = [arg for key, value in env.items() for arg in ("--setenv", key, value)]
+        size = ["--size", str(self.tmp_bytes)] if self.tmp_bytes else []
         nested = []
         if self.nested_root:
+            tmpfs_size = f"-o size={self.tmp_bytes}" if self.tmp_bytes else ""
             nested = ["--dev-bind-try", "/dev/net/tun", "/dev/net/tun", "--",
                       shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--mount",
                       "--net", "--propagation", "private",
                       # `ip netns add` bind-mounts below /run/netns, then returns to the namespace it
                       # started in: both must belong to the nested user namespace (a /run and a
                       # loopback of its own)
-                      "sh", "-c", 'mount -t tmpfs tmpfs /run && ip link set lo up && exec "$@"', "sh"]
+                      "sh", "-c", f'mount -t tmpfs {tmpfs_size} tmpfs /run && ip link set lo up && exec "$@"', "sh"]
         return [check(), "--unshare-all", "--unshare-user", "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID),
                 "--die-with-parent", "--new-session", "--clearenv", *setenv,
                 # The fresh /tmp first, then what is bound into the tree: a course cloned below /tmp
                 # (as CI may do) must not be hidden by the sandbox's own /tmp.
-                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp", "--tmpfs", "/run",
+                "--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp",
+                *size, "--tmpfs", "/run",
                 *self._binds(), *self._identity(),
                 "--bind", str(self.scratch), str(self.scratch), "--chdir", str(self.scratch),
                 *nested, *argv]
