@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import os
 
 import psutil
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from homework_notebooks import cell_index, graded_notebooks, paste_solutions, read, tiny_course, write
 from iolab.commands import main
 from iolab.homework import batch as class_batch
-from iolab.homework import editions, grading, markup, sandbox
+from iolab.homework import answers, editions, grading, markup, sandbox
 
 
 HANG_SECONDS = "611.5"
@@ -188,3 +189,26 @@ def test_with_jobs_the_submissions_of_solo_notebooks_are_graded_one_at_a_time_af
     assert [(r.student, r.notebook) for r in rows[::2]] == [("a", "hw.ipynb"), ("b", "hw.ipynb"),
                                                             ("a", "measures.ipynb"), ("b", "measures.ipynb")]
     assert {r.status for r in rows} == {"passed"}
+
+
+# --- the answers file: the kernel wrote it, so the grader reads it as data ----------------------
+
+
+def test_the_answers_file_is_read_as_text_and_no_file_is_none(tmp_path):
+    (tmp_path / "a.json").write_text('{"x": {"$missing": true}}')
+    assert grading._read_answers(tmp_path / "a.json") == '{"x": {"$missing": true}}'
+    assert grading._read_answers(tmp_path / "absent.json") is None
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("make, why", [
+    (lambda path: os.mkfifo(path), "is not a regular file: a FIFO"),
+    (lambda path: path.symlink_to("/dev/zero"), "is not a regular file: a symbolic link"),
+    (lambda path: path.symlink_to(path.with_name("key.json")), "is not a regular file: a symbolic link"),
+    (lambda path: path.write_bytes(b" " * (answers.MAX_BYTES + 1)), "is 1,000,001 bytes, over the limit"),
+], ids=["FIFO", "link to /dev/zero", "link to another file", "too big"])
+def test_an_answers_file_that_is_no_regular_file_within_the_limit_is_handed_on_as_not_data(tmp_path, make, why):
+    (tmp_path / "key.json").write_text('{"x": {"$value": 42}}')
+    make(tmp_path / "a.json")
+    with pytest.raises(answers.NotData, match=f"the answers file {why}"):
+        answers.load(grading._read_answers(tmp_path / "a.json"))

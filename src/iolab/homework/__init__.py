@@ -9,9 +9,10 @@ the submission's kernel (``execution``), in a sandbox (``sandbox``: bubblewrap, 
 a container), writes the values its checks read (``answers``); the ``checker``, a process that
 runs none of the student's code, runs the instructor's check cells on them, part by part
 (``checks``: public asserts gate, each hidden assert scores a share). ``batch`` grades a class,
-several at a time; ``reports`` writes the gradebook, pass rates and feedback; ``intake`` unpacks an
-LMS's download; ``gradescope`` packages the grader in Gradescope's format; ``notes`` and ``times``
-feed the book's instructor notes. ``leaks`` finds a graded answer a student could read before its
+several at a time; ``untrusted`` reads the files a submission controls (its notebook, its answers)
+as data, a regular file within a limit and never through a link; ``reports`` writes the gradebook,
+pass rates and feedback; ``intake`` unpacks an LMS's download; ``gradescope`` packages the grader
+in Gradescope's format; ``notes`` and ``times`` feed the book's instructor notes. ``leaks`` finds a graded answer a student could read before its
 question; ``private`` reads an instructor's own checks and course secret, kept outside the
 repository. Per-student parameters come from ``iolab.kit.student``.
 
