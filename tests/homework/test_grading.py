@@ -116,6 +116,27 @@ def test_an_edited_check_cell_is_replaced_by_the_instructors_with_its_hidden_tes
     assert rows[0].reason == "hidden check 1 of 1 failed"
 
 
+# A solution cell that replaces how the kernel writes its answers (the kit's module is the student's to
+# patch in their own kernel): every answers file after it is one no grader's cell writes.
+WRITES_ANSWERS = "import os, iolab.homework.answers as a\na.dump = lambda names, namespace, path: {}\nanswer = 42"
+FORGED_ANSWERS = {
+    "a dict key that is a list": "open(path, 'w').write('{\"answer\": {\"$value\": {\"$dict\": [[[1], 2]]}}}')",
+    "a FIFO": "os.mkfifo(path)",
+    "a link to /dev/zero": "os.symlink('/dev/zero', path)",
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("forged", FORGED_ANSWERS.values(), ids=FORGED_ANSWERS.keys())
+def test_answers_no_graders_cell_writes_are_tampered_with_a_reason_never_the_graders_error(forged):
+    cheat = _solved(**{"ex-a-code": WRITES_ANSWERS.format(forged)})
+    options = grading.GradingOptions(time_limit=60, sandbox=SANDBOX)
+    rows = grading.grade(cheat, tiny_course(), "mallory", "hw.ipynb", options)
+    assert [(r.exercise, r.status, r.points) for r in rows] == [("ex-a", "tampered", 0.0),
+                                                                ("ex-b", "tampered", 0.0)]
+    assert all(r.reason.startswith("tampered answers: ") for r in rows), [r.reason for r in rows]
+
+
 def test_grading_runs_the_setup_and_exercise_cells_and_a_students_own_cells_among_them():
     nb = tiny_course()
     nb.cells.insert(5, copy.deepcopy(nb.cells[2]))  # a cell the student added inside ex-a's solution

@@ -254,6 +254,8 @@ def _exercise_row(nb: Any, block: range, run: Execution, job: dict[str, Any], ve
     earned, reasons, statuses = 0.0, [], []
     for check in job["checks"]:
         result = verdict["exercises"][job["label"]]["checks"][check["grade_id"]]
+        if result.get("error"):  # the checker refused the answers file as a whole: "tampered answers: why"
+            return replace(base, status="tampered", reason=result["error"])
         points, status = checks.score([checks.Outcome(*o) for o in result["outcomes"]], check["points"])
         earned += points
         statuses.append(status)
