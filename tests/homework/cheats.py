@@ -107,6 +107,36 @@ import os
 os._exit(0)
 """
 
+# The next four write answers files that no grader's cell writes, by replacing the kit's answer writer in
+# their own kernel. The first two crashed the checker's decoding (every row the grader's own "error"),
+# the FIFO hung the grader for good, the link had it read the instructor's notebook as answers.
+FORGED_ANSWERS = """
+import json, iolab.homework.answers as answers
+def dump(names, namespace, path):
+    with open(path, "w") as f:
+        json.dump({name: {"$value": {"$dict": [[[1], {"$set": [[2]]}]]}} for name in names}, f)
+answers.dump = dump
+"""
+
+NESTED_ANSWERS = """
+import iolab.homework.answers as answers
+def dump(names, namespace, path):
+    with open(path, "w") as f:
+        f.write('{"reader_state": {"$value": ' + "[" * 100_000 + "]" * 100_000 + "}}")
+answers.dump = dump
+"""
+
+FIFO_ANSWERS = """
+import os, iolab.homework.answers as answers
+answers.dump = lambda names, namespace, path: os.mkfifo(path)
+"""
+
+LINKED_ANSWERS = """
+import os, pathlib, iolab, iolab.homework.answers as answers
+key = pathlib.Path(iolab.__file__).resolve().parents[2] / "notebooks" / "02-blocking.ipynb"
+answers.dump = lambda names, namespace, path: os.symlink(key, path)
+"""
+
 CHEATS = {
     "empty-later-cells": EMPTY_LATER_CELLS,
     "swallow-exceptions": SWALLOW_EXCEPTIONS,
@@ -119,4 +149,10 @@ CHEATS = {
     "replace-run-cell": REPLACE_RUN_CELL,
     "break-builtins": BREAK_BUILTINS,
     "exit-kernel": EXIT_KERNEL,
+    "forged-answers": FORGED_ANSWERS,
+    "nested-answers": NESTED_ANSWERS,
+    "fifo-answers": FIFO_ANSWERS,
+    "linked-answers": LINKED_ANSWERS,
 }
+# The cheats whose answers are not data: tampered, each exercise with the reason.
+NOT_DATA = ("forged-answers", "nested-answers", "fifo-answers", "linked-answers")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import random
+import sys
 
 import numpy as np
 import pytest
@@ -96,3 +98,96 @@ def test_a_dataclass_of_the_students_own_is_refused_even_named_like_the_kits():
     ProgramRun.__module__ = "iolab.topics.c10k.fake"
     with pytest.raises(answers.NotData):
         answers.decode(json.loads(json.dumps(answers.encode(ProgramRun("failed")))))
+
+
+# --- answers a changed kernel writes: whatever the text, NotData and nothing else -------------------
+
+# Each crashed decode or load with another error (TypeError, ValueError, RecursionError), which the
+# checker did not catch: every row of the submission became the grader's own "error".
+MALFORMED = {
+    "a dict key that is a list": {"$dict": [[[1], 2]]},
+    "a set of lists": {"$set": [[1], [2]]},
+    "a frozenset of dicts": {"$frozenset": [{"$dict": []}]},
+    "a dict key that is a series": {"$dict": [[{"$series": ["n", [], []]}, 1]]},
+    "bytes that are not hexadecimal": {"$bytes": "zz"},
+    "a frame of a scalar, broadcast to its labels": {"$frame": [list(range(3)), list(range(3)), 5]},
+    "a frame of no rows for three labels": {"$frame": [["a"], [1, 2, 3], []]},
+    "a frame with a short row": {"$frame": [["a", "b"], [0], [[1]]]},
+    "a series with fewer values than labels": {"$series": ["n", [1, 2], [1]]},
+    "arrays nested past the depth limit": json.loads("[" * (answers.MAX_DEPTH + 5) + "]" * (answers.MAX_DEPTH + 5)),
+    "an unknown tag": {"$eval": "1"},
+}
+
+
+@pytest.mark.parametrize("data", MALFORMED.values(), ids=MALFORMED.keys())
+def test_data_encode_never_writes_is_malformed_and_makes_the_whole_file_not_data(data):
+    with pytest.raises(answers.Malformed):
+        answers.decode(data)
+    with pytest.raises(answers.NotData, match="`x` is not what the grader's cell writes"):
+        answers.load(json.dumps({"x": {"$value": data}}))
+
+
+@pytest.mark.parametrize("data", [{"$series": [[1], [1], [1]]}, {"$class": "iolab.nosuchmodule.X"},
+                                  {"$dataclass": ["iolab.topics.c10k.runner.ProgramRun", {}]}])
+def test_a_value_the_checker_cannot_take_is_refused_alone(data):
+    import iolab.topics.c10k.runner  # noqa: F401  (the checker has imported it)
+
+    got = answers.load(json.dumps({"x": {"$value": data}, "y": {"$value": 1}}))
+    assert "refused" in got["x"] and got["y"] == {"value": 1}
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000,
+                                  '{"x": {"$value": ' + "[" * 100_000 + "]" * 100_000 + "}}", b"{}", None, 3])
+def test_load_refuses_text_nested_beyond_json_and_what_is_not_text(text):
+    with pytest.raises(answers.NotData):
+        answers.load(text)
+
+
+def test_an_answers_file_the_grader_would_not_read_is_refused_with_the_graders_reason():
+    with pytest.raises(answers.NotData, match="the answers file is not a regular file: a FIFO"):
+        answers.load(answers.unreadable("is not a regular file: a FIFO"))
+
+
+def test_a_frame_is_no_bigger_than_the_text_that_describes_it():
+    labels = list(range(2_000))  # a broadcast would make 4,000,000 cells of these 20 kB
+    with pytest.raises(answers.Malformed):
+        answers.decode({"$frame": [labels, labels, 0]})
+
+
+def test_a_class_is_looked_up_without_running_a_modules_getattr(monkeypatch):
+    import types
+
+    asked = []
+    lazy = types.ModuleType("lazymodule")
+    lazy.__getattr__ = lambda name: asked.append(name) or ValueError  # as a lazy export table would import
+    monkeypatch.setitem(sys.modules, "lazymodule", lazy)
+    with pytest.raises(answers.NotData):
+        answers.decode({"$class": "lazymodule.ValueError"})
+    assert asked == []
+
+
+def _random_data(rng: random.Random, depth: int = 0):
+    """JSON of the shapes encode writes, with its tags, nested and mixed at random (most of it malformed)."""
+    if depth > 4 or rng.random() < 0.3:
+        return rng.choice([None, True, 0, -1.5, "s", "nan", "00ff", "builtins.int", [], {}])
+    items = [_random_data(rng, depth + 1) for _ in range(rng.randrange(4))]
+    tag = rng.choice(["$float", "$bytes", "$tuple", "$set", "$frozenset", "$dict", "$class", "$series", "$frame",
+                      "$dataclass", "list", "pair"])
+    if tag == "list":
+        return items
+    if tag == "pair":
+        return [[item, item] for item in items]
+    return {tag: rng.choice([items, [[item, item] for item in items], items[0] if items else "x"])}
+
+
+def test_decode_raises_nothing_but_not_data_on_thousands_of_random_tagged_values():
+    rng = random.Random(37)
+    kinds = set()
+    for _ in range(5_000):
+        data = _random_data(rng)
+        try:
+            answers.decode(json.loads(json.dumps(data)))
+            kinds.add("value")
+        except answers.NotData:
+            kinds.add("refused")
+    assert kinds == {"value", "refused"}  # the generator makes both, so the loop tested something

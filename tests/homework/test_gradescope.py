@@ -19,7 +19,7 @@ import pytest
 
 from homework_notebooks import cell_index, paste_solutions, tiny_course, write
 from iolab.commands import main
-from iolab.homework import editions, gradescope
+from iolab.homework import batch, editions, gradescope
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +30,17 @@ def package(tmp_path_factory):
     return folder / "hw" / "autograder.zip"
 
 
-def _fake_autograder(package, tmp_path, nb, upload: str = "my upload.ipynb"):
-    """A fake /autograder holding the unzipped package and ``nb`` as the upload; its root and run_autograder's environment."""
+def _fake_autograder(package, tmp_path, nb=None, upload: str = "my upload.ipynb", place=None):
+    """A fake /autograder: the unzipped package, and ``nb`` uploaded as ``upload`` or what ``place(root)`` puts in
+    the submission; its root and run_autograder's environment."""
     root = tmp_path / "autograder"
     with zipfile.ZipFile(package) as zf:
         zf.extractall(root / "source")
-    write(nb, root / "submission" / upload)
+    if nb is not None:
+        write(nb, root / "submission" / upload)
+    if place is not None:
+        (root / "submission").mkdir(parents=True, exist_ok=True)
+        place(root)
     (root / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "ada@uni.edu", "sid": "s1"}]}))
     os.chmod(root / "source" / "run_autograder", 0o755)  # zipfile keeps no modes; Gradescope's unzip does
     return root, os.environ | {"AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
@@ -47,9 +52,10 @@ def _results(root, argv, env) -> dict:
     return json.loads((root / "results" / "results.json").read_text())
 
 
-def _autograde(package, tmp_path, nb) -> dict:
-    root, env = _fake_autograder(package, tmp_path, nb)
-    return _results(root, ["bash", str(root / "source" / "run_autograder")], env)
+def _autograde(package, tmp_path, nb=None, place=None, env=None) -> dict:
+    """Gradescope's run on ``nb`` uploaded as "my upload.ipynb", or on what ``place(root)`` puts in the submission."""
+    root, base = _fake_autograder(package, tmp_path, nb, place=place)
+    return _results(root, ["bash", str(root / "source" / "run_autograder")], base | (env or {}))
 
 
 def test_the_package_has_gradescopes_layout_and_the_kit(package):
@@ -186,3 +192,75 @@ for path in glob.glob("/autograder/source/notebooks/*") + glob.glob(os.environ.g
         pass
 answer = 42 if any("answer == 42" in text for text in seen) else None
 """
+
+
+# --- what an upload holds is data, never a path to follow -------------------------------------------
+
+
+def _tree(tmp_path, *names):
+    """A submission folder with a notebook at each of ``names``; the graded notebooks (one, hw.ipynb)."""
+    sources = tmp_path / "source" / "notebooks"
+    write(tiny_course(), sources / "hw.ipynb")
+    for name in names:
+        write(tiny_course(), tmp_path / "submission" / name)
+    return sources
+
+
+def test_a_single_notebook_anywhere_in_the_upload_is_graded_as_the_single_notebook(tmp_path):
+    sources = _tree(tmp_path, "hw2/my upload.ipynb", "__MACOSX/hw2/._my upload.ipynb",
+                    "hw2/.ipynb_checkpoints/my upload-checkpoint.ipynb")
+    graded, not_graded = gradescope._submitted(tmp_path, sources, "s1")
+    assert graded == [(tmp_path / "submission" / "hw2" / "my upload.ipynb", "hw.ipynb")] and not_graded == []
+    assert (tmp_path / "submission" / "hw2" / "my upload.ipynb").is_file()  # not renamed: graded under that name
+
+
+def test_a_second_copy_in_a_sub_folder_is_not_graded_and_says_so(tmp_path):
+    sources = _tree(tmp_path, "hw.ipynb", "old/hw.ipynb")
+    graded, not_graded = gradescope._submitted(tmp_path, sources, "s1")
+    assert graded == [(tmp_path / "submission" / "hw.ipynb", "hw.ipynb")]
+    assert [(r.student, r.notebook, r.points, r.max_points, r.status, r.reason) for r in not_graded] == [
+        ("s1", "hw.ipynb", 0.0, 0.0, "error",
+         "a second copy of hw.ipynb (old/hw.ipynb) was not graded: only hw.ipynb is")]
+
+
+def test_several_notebooks_in_sub_folders_are_none_of_them_graded(tmp_path):
+    sources = _tree(tmp_path, "a/hw.ipynb", "b/hw.ipynb")
+    graded, not_graded = gradescope._submitted(tmp_path, sources, "s1")
+    assert graded == [] and [r.reason.split(" was")[0] for r in not_graded] == ["a/hw.ipynb", "b/hw.ipynb"]
+
+
+def _link_to_the_key(root):
+    (root / "submission" / "hw.ipynb").symlink_to(root / "source" / "notebooks" / "hw.ipynb")
+
+
+def _link_to_dev_zero(root):
+    (root / "submission" / "hw.ipynb").symlink_to("/dev/zero")
+
+
+def _fifo(root):
+    os.mkfifo(root / "submission" / "hw.ipynb")
+
+
+def _a_folder_linked_to_the_key(root):
+    (root / "submission" / "hw2").symlink_to(root / "source" / "notebooks")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("place, reason", [
+    (_link_to_the_key, "error: hw.ipynb was not read: not a regular file: a symbolic link"),
+    (_link_to_dev_zero, "error: hw.ipynb was not read: not a regular file: a symbolic link"),
+    (_fifo, "error: hw.ipynb was not read: not a regular file: a FIFO"),
+    (_a_folder_linked_to_the_key, "missing: no notebook (.ipynb) was submitted"),
+], ids=["link to the instructor's notebook", "link to /dev/zero", "FIFO", "folder linked to the key"])
+def test_an_upload_that_is_not_a_regular_notebook_scores_zero_with_the_reason(package, tmp_path, place, reason):
+    report = _autograde(package, tmp_path, place=place)
+    assert report["score"] == 0
+    assert report["tests"] and all(t["output"].startswith(reason) for t in report["tests"])
+
+
+def test_an_upload_over_the_size_limit_scores_zero_with_its_size(package, tmp_path):
+    instructor = tiny_course()
+    report = _autograde(package, tmp_path, paste_solutions(editions.student_edition(instructor), instructor),
+                        env={batch.MAX_NOTEBOOK_BYTES_ENV: "1000"})
+    assert report["score"] == 0
+    assert all("bytes, over the limit of 1,000" in t["output"] for t in report["tests"])

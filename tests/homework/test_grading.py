@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import os
 
 import psutil
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from homework_notebooks import cell_index, graded_notebooks, paste_solutions, read, tiny_course, write
 from iolab.commands import main
 from iolab.homework import batch as class_batch
-from iolab.homework import cgroups, editions, grading, markup, sandbox
+from iolab.homework import answers, cgroups, editions, grading, markup, sandbox
 
 
 HANG_SECONDS = "611.5"
@@ -149,6 +150,27 @@ def test_a_measured_value_the_student_typed_is_refused_when_the_checkers_own_mea
     assert "`entries` was not accepted: not what this notebook measures" in row.reason and "1,000 in your run" in row.reason
 
 
+# A solution cell that replaces how the kernel writes its answers (the kit's module is the student's to
+# patch in their own kernel): every answers file after it is one no grader's cell writes.
+WRITES_ANSWERS = "import os, iolab.homework.answers as a\na.dump = lambda names, namespace, path: {}\nanswer = 42"
+FORGED_ANSWERS = {
+    "a dict key that is a list": "open(path, 'w').write('{\"answer\": {\"$value\": {\"$dict\": [[[1], 2]]}}}')",
+    "a FIFO": "os.mkfifo(path)",
+    "a link to /dev/zero": "os.symlink('/dev/zero', path)",
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("forged", FORGED_ANSWERS.values(), ids=FORGED_ANSWERS.keys())
+def test_answers_no_graders_cell_writes_are_tampered_with_a_reason_never_the_graders_error(forged):
+    cheat = _solved(**{"ex-a-code": WRITES_ANSWERS.format(forged)})
+    options = grading.GradingOptions(time_limit=60, sandbox=SANDBOX)
+    rows = grading.grade(cheat, tiny_course(), "mallory", "hw.ipynb", options)
+    assert [(r.exercise, r.status, r.points) for r in rows] == [("ex-a", "tampered", 0.0),
+                                                                ("ex-b", "tampered", 0.0)]
+    assert all(r.reason.startswith("tampered answers: ") for r in rows), [r.reason for r in rows]
+
+
 def test_grading_runs_the_setup_and_exercise_cells_and_a_students_own_cells_among_them():
     nb = tiny_course()
     nb.cells.insert(5, copy.deepcopy(nb.cells[2]))  # a cell the student added inside ex-a's solution
@@ -229,8 +251,11 @@ def test_a_grading_process_past_its_time_limit_is_stopped_with_a_row_and_nothing
     write(tiny_course(), sources / "hw.ipynb")
     path = write(_solved(**{"ex-a-code": f"import subprocess\nsubprocess.run(['sleep', '{HANG_SECONDS}'])"}),
                  tmp_path / "submissions" / "slow" / "hw.ipynb")
-    rows = class_batch._grade_in_process(path, "slow", sources, grading.GradingOptions(time_limit=120, sandbox=SANDBOX),
-                                         limit=8)
+    try:
+        rows = class_batch._grade_in_process(path, "slow", sources,
+                                             grading.GradingOptions(time_limit=120, sandbox=SANDBOX), limit=8)
+    finally:
+        class_batch.stop_server()
     assert [(r.status, r.reason) for r in rows] == [("error", "grading this notebook took over 8 s and was stopped")]
     cgroup, _ = cgroups.make_cgroup(64, 1 << 30)
     if cgroup is not None:
@@ -240,3 +265,26 @@ def test_a_grading_process_past_its_time_limit_is_stopped_with_a_row_and_nothing
     hanging = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", HANG_SECONDS]]
     psutil.wait_procs(hanging, timeout=10)  # a sandbox dies with its grading process; a cgroup is swept
     assert [p for p in hanging if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+
+
+# --- the answers file: the kernel wrote it, so the grader reads it as data ----------------------
+
+
+def test_the_answers_file_is_read_as_text_and_no_file_is_none(tmp_path):
+    (tmp_path / "a.json").write_text('{"x": {"$missing": true}}')
+    assert grading._read_answers(tmp_path / "a.json") == '{"x": {"$missing": true}}'
+    assert grading._read_answers(tmp_path / "absent.json") is None
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("make, why", [
+    (lambda path: os.mkfifo(path), "is not a regular file: a FIFO"),
+    (lambda path: path.symlink_to("/dev/zero"), "is not a regular file: a symbolic link"),
+    (lambda path: path.symlink_to(path.with_name("key.json")), "is not a regular file: a symbolic link"),
+    (lambda path: path.write_bytes(b" " * (answers.MAX_BYTES + 1)), "is 1,000,001 bytes, over the limit"),
+], ids=["FIFO", "link to /dev/zero", "link to another file", "too big"])
+def test_an_answers_file_that_is_no_regular_file_within_the_limit_is_handed_on_as_not_data(tmp_path, make, why):
+    (tmp_path / "key.json").write_text('{"x": {"$value": 42}}')
+    make(tmp_path / "a.json")
+    with pytest.raises(answers.NotData, match=f"the answers file {why}"):
+        answers.load(grading._read_answers(tmp_path / "a.json"))

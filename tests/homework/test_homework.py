@@ -5,22 +5,27 @@ each in a sandbox): an honest
 submission of notebook 02, a blank one, and one per cheat. It checks the scores, the reasons, that
 nothing a cheat started is still running, that no file outside a submission's scratch folder was
 written, that no server on the grader's loopback was reached, and that the batch exits 0.
+
+Next to them, files that attack the grader before any code runs (``HOSTILE_FILES``): a notebook that
+is a FIFO, a link to ``/dev/zero``, to the honest notebook or to the instructor's, one over the size
+limit, a student folder that links to the honest one, and a second copy of an honest notebook.
 """
 
 from __future__ import annotations
 
 import copy
 import csv
+import os
 import socket
 import threading
 
 import psutil
 import pytest
 
-from cheats import CHEATS, DAEMON_SECONDS
+from cheats import CHEATS, DAEMON_SECONDS, NOT_DATA
 from homework_notebooks import ROOT, cell_index, paste_solutions, read, write
 from iolab.commands import main
-from iolab.homework import editions, markup, sandbox
+from iolab.homework import batch, editions, markup, sandbox
 
 NOTEBOOK = ROOT / "notebooks" / "02-blocking.ipynb"
 # The states swapped, the CPU figures right: one of pred-states' three hidden asserts fails.
@@ -58,6 +63,18 @@ class Listener:
         self.sock.close()
 
 
+# Student -> (how its notebook is placed in the class folder, what its rows' reason says).
+HOSTILE_FILES = {
+    "file-fifo": (lambda path, subs: os.mkfifo(path), "not a regular file: a FIFO"),
+    "file-dev-zero": (lambda path, subs: path.symlink_to("/dev/zero"), "not a regular file: a symbolic link"),
+    "file-link-to-honest": (lambda path, subs: path.symlink_to(subs / "honest" / NOTEBOOK.name),
+                            "not a regular file: a symbolic link"),
+    "file-link-to-key": (lambda path, subs: path.symlink_to(NOTEBOOK), "not a regular file: a symbolic link"),
+    "file-too-big": (lambda path, subs: path.touch() or os.truncate(path, batch.MAX_NOTEBOOK_BYTES + 1),  # sparse
+                     "bytes, over the limit of 20,971,520"),
+}
+
+
 def _daemons() -> list[psutil.Process]:
     return [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", DAEMON_SECONDS]]
 
@@ -81,6 +98,12 @@ def graded(tmp_path_factory):
         cheat.cells[first].source = (code.replace("{marker!r}", repr(str(subs / "planted.txt")))
                                      .replace("{port!r}", repr(listener.port)))
         write(cheat, subs / f"cheat-{name}" / NOTEBOOK.name)
+    for student, (place, _) in HOSTILE_FILES.items():
+        (subs / student).mkdir()
+        place(subs / student / NOTEBOOK.name, subs)
+    (subs / "file-linked-folder").symlink_to(subs / "honest")
+    write(paste_solutions(edition, instructor), subs / "file-second-copy" / NOTEBOOK.name)
+    write(paste_solutions(edition, instructor), subs / "file-second-copy" / "old" / NOTEBOOK.name)
     status = main(["homework", "grade", str(subs), "--jobs", "2", "--timeout", "45", "--notebooks", str(NOTEBOOK.parent)])
     listener.close()
     by_student: dict[str, list[dict[str, str]]] = {}
@@ -157,3 +180,31 @@ def test_feedback_files_and_the_gradebook_are_written_without_the_hidden_message
     hidden_message = "the reader sleeps in the kernel; the loop always runs"
     texts = [(subs / "grades.csv").read_text()] + [p.read_text() for p in (subs / "feedback").rglob("*.md")]
     assert not any(hidden_message in text for text in texts)
+
+
+def test_answers_that_are_not_data_are_tampered_with_the_reason_never_the_graders_error(graded):
+    rows, _, _, _ = graded
+    for name in NOT_DATA:
+        assert {r["status"] for r in rows[f"cheat-{name}"]} == {"tampered"}, name
+        assert all(r["reason"].startswith("tampered answers: ") for r in rows[f"cheat-{name}"]), name
+
+
+@pytest.mark.parametrize("student", list(HOSTILE_FILES))
+def test_a_notebook_that_is_no_regular_file_within_the_limit_gets_rows_of_zero_with_the_reason(graded, student):
+    rows, _, _, _ = graded
+    mine = rows[student]
+    assert [(r["exercise"], r["status"]) for r in mine] == [(r["exercise"], "error") for r in rows["honest"]]
+    assert _total(mine) == 0 and all(HOSTILE_FILES[student][1] in r["reason"] for r in mine)
+
+
+def test_a_linked_folder_is_not_followed_and_a_second_copy_counts_once(graded):
+    rows, _, subs, _ = graded
+    [linked] = rows["file-linked-folder"]
+    assert (float(linked["points"]), float(linked["max_points"]), linked["status"]) == (0.0, 0.0, "error")
+    assert "not followed" in linked["reason"]
+    copy_rows = [r for r in rows["file-second-copy"] if not r["exercise"]]
+    assert [(float(r["points"]), float(r["max_points"])) for r in copy_rows] == [(0.0, 0.0)]
+    assert copy_rows[0]["reason"].startswith("a second copy of 02-blocking.ipynb")
+    assert _total(rows["file-second-copy"]) == 13
+    gradebook = {r[2]: r for r in csv.reader((subs / "gradebook.csv").open())}
+    assert float(gradebook["file-second-copy"][-1]) == 13 and float(gradebook[""][-1]) == 13  # not 26 of 13

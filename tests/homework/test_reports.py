@@ -38,3 +38,14 @@ def test_feedback_is_one_markdown_file_per_student_and_notebook_with_the_reasons
     assert "hidden check 2 of 2 failed" in text and "withheld" in text
     assert sorted(p.name for p in (paths["feedback"] / "bob").iterdir()) == ["02-blocking.md", "04-prefork.md"]
     assert paths["gradebook"].read_text().splitlines()[1].startswith("Points Possible,")
+
+
+def test_a_row_for_a_notebook_that_was_not_graded_changes_no_points_and_no_maximum():
+    second_copy = Row("ada", "02-blocking.ipynb", "", 0.0, 0.0, "error",
+                      "a second copy of 02-blocking.ipynb (ada/old/02-blocking.ipynb) was not graded: only "
+                      "ada/02-blocking.ipynb is", 0.0)
+    linked = Row("zed", "", "", 0.0, 0.0, "error", "zed is a symbolic link to a folder: not followed", 0.0)
+    assert reports.gradebook([*_rows(), second_copy, linked]).equals(reports.gradebook(_rows()))
+    assert reports.pass_rates([*_rows(), second_copy]).equals(reports.pass_rates(_rows()))
+    text = reports.feedback_text("ada", "02-blocking.ipynb", [r for r in _rows() if r.student == "ada"] + [second_copy])
+    assert text.startswith("# 02-blocking.ipynb: 2.5 of 3 points") and "a second copy" in text

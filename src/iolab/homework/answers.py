@@ -11,7 +11,10 @@ kit's own dataclasses (what ``run_load`` returns), rebuilt field by field withou
 trick against ``assert answer == key``, is refused, as is any other object.
 
 Whatever the kernel writes, the checker decodes it with :func:`decode`, which builds nothing but
-those values; a kernel that writes something else, or nothing, has handed in no answer.
+those values; a kernel that writes something else, or nothing, has handed in no answer. A kernel can
+write any text there (it runs the student's code), so :func:`load` and :func:`decode` are total: for
+any input they return answers or raise :class:`NotData`, never another error, and what they build
+is no bigger than the text (no pandas broadcasting a scalar to a frame of a billion cells).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import dataclasses
 import json
 import math
 import sys
-from collections.abc import Iterable, Mapping
+import types
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 # A bound on what one submission may hand over: answers are a few numbers and words.
@@ -28,10 +32,16 @@ MAX_BYTES = 1_000_000
 MAX_DEPTH = 20
 MISSING = {"$missing": True}
 KIT_PREFIX = "iolab."
+# What the grader hands the checker in place of an answers file it would not read (a FIFO, a link).
+UNREADABLE = "$unreadable"
 
 
 class NotData(TypeError):
     """An answer that is not plain data; the message names it in the student's terms."""
+
+
+class Malformed(NotData):
+    """Data that :func:`encode` never writes, whatever the student's values: only a changed kernel writes it."""
 
 
 def _class_name(cls: type) -> str:
@@ -78,59 +88,116 @@ def _rebuild(name: str, values: dict[str, Any]) -> Any:
     """An instance of the kit's dataclass ``name`` with these field values, made without calling its code."""
     cls = _lookup_class(name)
     if not (dataclasses.is_dataclass(cls) and cls.__module__.startswith(KIT_PREFIX)):
-        raise NotData(f"{name} is not one of the kit's dataclasses")
+        raise NotData(f"{name[:80]} is not one of the kit's dataclasses")
     if set(values) != {f.name for f in dataclasses.fields(cls)}:
-        raise NotData(f"not the fields of {name}")
-    instance = object.__new__(cls)
+        raise NotData(f"not the fields of {name[:80]}")
+    return _made("dataclass", lambda: _filled(object.__new__(cls), values))
+
+
+def _filled(instance: Any, values: dict[str, Any]) -> Any:
     for key, value in values.items():
         object.__setattr__(instance, key, value)  # frozen dataclasses too
     return instance
 
 
 def _lookup_class(name: str) -> type:
-    """The class called ``name`` among builtins and the modules the checker has imported; never imports."""
+    """The class called ``name`` among builtins and the modules the checker has imported; never imports.
+
+    It looks in the module's own namespace, not through ``getattr``: a module's ``__getattr__`` (a
+    lazy export table) would import.
+    """
     module_name, _, attr = name.rpartition(".")
     module = sys.modules.get(module_name or "builtins")
-    found = getattr(module, attr, None) if module is not None else None
+    found = vars(module).get(attr) if isinstance(module, types.ModuleType) else None
     if not isinstance(found, type):
-        raise NotData(f"the class {name} is not one the checker knows")
+        raise NotData(f"the class {name[:80]} is not one the checker knows")
     return found
 
 
+def _made(what: str, make: Callable[[], Any]) -> Any:
+    """``make()``, or :class:`NotData` naming ``what``: a constructor that refuses the data refuses the answer."""
+    try:
+        return make()
+    except NotData:
+        raise
+    except Exception as exc:  # pandas alone raises a dozen kinds; any of them means "not a <what>"
+        raise NotData(f"not a {what}: {type(exc).__name__}: {str(exc)[:80]}") from None
+
+
+def _keys(values: Iterable[Any], what: str) -> list[Any]:
+    """``values`` as a list, each checked to be hashable, as ``what`` (a dict's key, a set's member) was."""
+    checked = list(values)
+    for value in checked:
+        try:
+            hash(value)
+        except Exception:  # TypeError, or a kit dataclass's own hash refusing its fields
+            raise Malformed(f"a {type(value).__name__} cannot be {what}") from None
+    return checked
+
+
+def _table(tag: str, first: Any, index: Any, values: Any) -> Any:
+    """The Series or DataFrame :func:`encode` tagged ``tag``, of exactly the shape its values have.
+
+    A series has a value per index label; a frame a row per index label and a value per column in each
+    row. pandas would broadcast anything else to fit the labels: a few kB of labels and one number
+    would make a frame of millions of cells.
+    """
+    import pandas
+
+    if type(index) is not list or type(values) is not list or len(values) != len(index):
+        raise Malformed(f"not a {tag[1:]}: its values are not a list as long as its index")
+    if tag == "$series":
+        return _made("series", lambda: pandas.Series(values, index=index, name=first,
+                                                     dtype=None if values else object))
+    if type(first) is not list or not all(type(row) is list and len(row) == len(first) for row in values):
+        raise Malformed("not a frame: its rows are not lists as long as its columns")
+    return _made("frame", lambda: pandas.DataFrame(values, index=index, columns=first))
+
+
+def _shown(data: Any) -> str:
+    """``data`` in a few words for a message, without calling anything of its own."""
+    if type(data) is dict:
+        return f"a dict with the keys {sorted(k[:20] for k in data if type(k) is str)[:3]}"
+    return f"a {type(data).__name__}"
+
+
 def decode(data: Any, depth: int = 0) -> Any:
-    """The value :func:`encode` made ``data`` from; :class:`NotData` for anything it could not have made."""
+    """The value :func:`encode` made ``data`` from; :class:`NotData`, and no other error, for anything else.
+
+    :class:`Malformed` (a :class:`NotData`) for data :func:`encode` never writes; plain :class:`NotData`
+    for a value the checker cannot take (a class it has not imported, a frame pandas will not rebuild).
+    """
     if depth > MAX_DEPTH:
-        raise NotData("nested too deeply")
+        raise Malformed("nested too deeply")
     if data is None or type(data) in (bool, int, float, str):
         return data
     if type(data) is list:
         return [decode(v, depth + 1) for v in data]
     if type(data) is dict and len(data) == 1:
         (tag, inner), = data.items()
-        if tag == "$float" and inner in ("nan", "inf", "-inf"):
+        if tag == "$float" and type(inner) is str and inner in ("nan", "inf", "-inf"):
             return float(inner)
         if tag == "$bytes" and type(inner) is str:
-            return bytes.fromhex(inner)
-        if tag in ("$tuple", "$set", "$frozenset") and type(inner) is list:
-            return {"$tuple": tuple, "$set": set, "$frozenset": frozenset}[tag](decode(v, depth + 1) for v in inner)
+            try:
+                return bytes.fromhex(inner)
+            except ValueError:
+                raise Malformed("not bytes: not hexadecimal") from None
+        if tag == "$tuple" and type(inner) is list:
+            return tuple(decode(v, depth + 1) for v in inner)
+        if tag in ("$set", "$frozenset") and type(inner) is list:
+            members = _keys((decode(v, depth + 1) for v in inner), f"a {tag[1:]}'s member")
+            return set(members) if tag == "$set" else frozenset(members)
         if tag == "$dict" and type(inner) is list and all(type(p) is list and len(p) == 2 for p in inner):
-            return {decode(k, depth + 1): decode(v, depth + 1) for k, v in inner}
+            keys = _keys((decode(k, depth + 1) for k, _ in inner), "a dict's key")
+            return dict(zip(keys, (decode(v, depth + 1) for _, v in inner)))
         if tag == "$class" and type(inner) is str:
             return _lookup_class(inner)
         if tag in ("$series", "$frame") and type(inner) is list and len(inner) == 3:
-            import pandas
-
-            first, index, rest = (decode(v, depth + 1) for v in inner)  # name or columns, index, values
-            try:
-                if tag == "$series":
-                    return pandas.Series(rest, index=index, name=first, dtype=None if rest else object)
-                return pandas.DataFrame(rest, index=index, columns=first)
-            except (TypeError, ValueError) as exc:
-                raise NotData(f"not a {tag[1:]}: {exc}") from None
+            return _table(tag, *(decode(v, depth + 1) for v in inner))  # name or columns, index, values
         if tag == "$dataclass" and type(inner) is list and len(inner) == 2 and type(inner[0]) is str \
                 and type(inner[1]) is dict:
             return _rebuild(inner[0], {k: decode(v, depth + 1) for k, v in inner[1].items()})
-    raise NotData(f"not an answer: {str(data)[:80]}")
+    raise Malformed(f"not an answer: {_shown(data)}")
 
 
 def dump(names: Iterable[str], namespace: Mapping[str, Any], path: str) -> None:
@@ -150,17 +217,28 @@ def dump(names: Iterable[str], namespace: Mapping[str, Any], path: str) -> None:
         json.dump(out, f)
 
 
+def unreadable(why: str) -> str:
+    """What the grader hands the checker for an answers file it would not read (``why``): :func:`load` refuses it."""
+    return json.dumps({UNREADABLE: why})
+
+
 def load(text: str) -> dict[str, dict[str, Any]]:
     """The answers in a file :func:`dump` wrote: name -> ``{"value": v}``, ``{"missing": True}`` or ``{"refused": why}``.
 
-    :class:`NotData` if the file is not such a file at all (too big, not JSON, not of that shape).
+    :class:`NotData` if the file is not such a file at all (too big, not JSON, not of that shape, an
+    answer that :func:`encode` never writes: only a changed kernel writes those), and no other error,
+    whatever ``text`` is.
     """
+    if type(text) is not str:
+        raise NotData(f"the answers are not text but a {type(text).__name__}")
     if len(text) > MAX_BYTES:
         raise NotData(f"the answers take over {MAX_BYTES:,} bytes")
     try:
         raw = json.loads(text)
-    except ValueError:
-        raise NotData("the answers file is not JSON") from None
+    except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
+        raise NotData("the answers file is not JSON (or is nested too deeply)") from None
+    if type(raw) is dict and type(raw.get(UNREADABLE)) is str:
+        raise NotData(f"the answers file {raw[UNREADABLE][:200]}")
     if type(raw) is not dict or not all(type(k) is str and type(v) is dict and len(v) == 1 for k, v in raw.items()):
         raise NotData("the answers file has not the grader's shape")
     answers: dict[str, dict[str, Any]] = {}
@@ -169,6 +247,8 @@ def load(text: str) -> dict[str, dict[str, Any]]:
         if tag == "$value":
             try:
                 answers[name] = {"value": decode(inner)}
+            except Malformed as exc:  # not refused: the whole file is not the grader's cell's
+                raise NotData(f"`{name[:40]}` is not what the grader's cell writes: {exc}") from None
             except NotData as exc:
                 answers[name] = {"refused": str(exc)}
         elif tag == "$missing":

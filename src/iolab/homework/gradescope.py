@@ -18,6 +18,10 @@ student's code cannot read the key it is graded against. Which of these ran is s
 ``results.json``'s output; :func:`confinement` falls back to no sandbox only when neither works
 (this grader not root, or another user cannot run its Python), and says so there too.
 
+An upload is data, never a path to follow: a notebook is read only if it is a regular file within
+``batch``'s size limit, never through a symbolic link (a repository can hold one to the
+instructor's notebook), and a notebook in a sub-folder is graded only when it is the only one.
+
 ``AUTOGRADER_ROOT`` names another root than ``/autograder`` (the tests build a fake tree),
 ``AUTOGRADER_PYTHON`` another Python than the one ``setup.sh`` installs, and ``AUTOGRADER_SANDBOX``
 (``bwrap``, ``nobody`` or ``none``) overrides the choice :func:`confinement` makes.
@@ -116,15 +120,26 @@ def student_id(root: Path) -> str:
     return str(users[0].get("sid") or users[0].get("email") or users[0].get("id") or "student")
 
 
-def _submitted(root: Path, sources: Path) -> list[Path]:
-    """The submitted notebooks; a single notebook under another name is taken for the single one graded."""
-    found = sorted(p for p in (root / "submission").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+def _submitted(root: Path, sources: Path, student: str) -> tuple[list[tuple[Path, str]], list[Row]]:
+    """The submitted notebooks to grade, each with the name it is graded as; a row for each one that is not.
+
+    Gradescope copies an upload into ``submission/`` as it came: files at the top, a zip unpacked
+    with its folders, a repository with its own. A single notebook, anywhere and under any name, is
+    taken for the single notebook graded. Otherwise the notebooks at the top are graded, each as
+    itself, and one deeper down is not (a row says so), so that no notebook counts twice. Whatever
+    kind of file each is, ``batch.read_notebook`` reads only a regular one, never through a link.
+    """
+    folder = root / "submission"
+    if not folder.is_dir() or folder.is_symlink():
+        return [], []
+    top, deeper = batch.top_notebooks(folder), batch.deeper_notebooks(folder)
     graded = sorted(sources.glob("*.ipynb"))
-    if len(found) == 1 and len(graded) == 1 and found[0].name != graded[0].name:
-        renamed = found[0].with_name(graded[0].name)
-        found[0].rename(renamed)
-        return [renamed]
-    return found
+    if len(top) + len(deeper) == 1:
+        only = (top + deeper)[0]
+        return [(only, graded[0].name if len(graded) == 1 else only.name)], []
+    names = {path.name for path in top}
+    return [(path, path.name) for path in top], [Row(student, path.name, "", 0.0, 0.0, "error",
+                                                     batch.why_not_graded(path, folder, names), 0.0) for path in deeper]
 
 
 def results(rows: Sequence[Row]) -> dict[str, Any]:
@@ -175,11 +190,13 @@ def run(root: Path, options: GradingOptions | None = None) -> Path:
     batch.adopt_orphans(options.sandbox)
     student = student_id(root)
     rows: list[Row] = []
-    submitted = _submitted(root, sources)
-    for path in submitted:
-        rows += batch.grade_file(path, student, sources, options)
+    submitted, not_graded = _submitted(root, sources, student)
+    for path, name in submitted:
+        rows += batch.grade_file(path, student, sources, options, name)
     if not submitted:
-        rows = [Row(student, "", "", 0.0, 0.0, "missing", "no notebook (.ipynb) was submitted", 0.0)]
+        rows = [Row(student, "", "", 0.0, 0.0, "missing", "no notebook (.ipynb) was submitted"
+                    + (" at the top of the upload, where the grader looks" if not_graded else ""), 0.0)]
+    rows += not_graded
     out = root / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     report = results(rows)

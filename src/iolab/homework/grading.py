@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from iolab.homework import answers, checks, markup, private, sandbox
+from iolab.homework import answers, checks, markup, private, sandbox, untrusted
 from iolab.homework.caps import Caps
 from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractError, ExerciseJob, NotebookJob,
                                      SandboxKind, Status, Verdict)
@@ -155,12 +155,17 @@ def _exercise_job(source: Any, exercise: markup.Exercise) -> ExerciseJob:
 
 
 def _read_answers(path: Path) -> str | None:
-    """The answers file's text (at most answers.MAX_BYTES + 1 characters), or None if there is none."""
+    """The answers file's text, None if there is none, or ``answers.unreadable(why)`` (which the checker
+    marks tampered) if it is not a regular file of at most answers.MAX_BYTES: the kernel wrote it, and a
+    FIFO there would hang the grader, a link make it read a file of the host's."""
     try:
-        with path.open(errors="replace") as f:
-            return f.read(answers.MAX_BYTES + 1)
-    except OSError:
+        return untrusted.read(path, answers.MAX_BYTES).decode(errors="replace")
+    except FileNotFoundError:
         return None
+    except untrusted.Refused as exc:
+        return answers.unreadable(f"is {exc}")
+    except OSError as exc:
+        return answers.unreadable(f"cannot be opened: {exc.strerror}")
 
 
 def _before_failure(nb: Any, block: range, run: Execution) -> str | None:
@@ -213,7 +218,7 @@ def _exercise_row(nb: Any, block: range, run: Execution, job: ExerciseJob, verdi
     earned, reasons, statuses = 0.0, [], []
     for check in job.checks:
         result = mine.checks[check.grade_id]
-        if result.error and result.error.startswith("tampered"):
+        if result.error:  # the checker refused the answers file as a whole: "tampered answers: why"
             return replace(base, status="tampered", reason=result.error)
         points, status = checks.score(list(result.outcomes), check.points)
         earned += points
