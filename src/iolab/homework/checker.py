@@ -105,18 +105,20 @@ def run_job(job: NotebookJob, read_answers: Callable[[], Answers]) -> Verdict:
         for k, source in enumerate(exercise.given):
             given_error = given_error or _run_quietly(source, namespace, f"<given cell {k}>")
         prepared.append((exercise, namespace, given_error))
+    # Beside the submission where its notebook allows a neighbour, else once it has finished.
+    early = {} if job.solo else {e.label: remeasure(e, namespace) for e, namespace, _ in prepared}
     received = read_answers()
     verdicts = {}
     for exercise, namespace, given_error in prepared:
-        ours = remeasure(exercise, namespace)
+        ours = early[exercise.label] if exercise.label in early else remeasure(exercise, namespace)
         verdicts[exercise.label] = ExerciseVerdict(given_error, parameters(exercise.given, namespace), {
             c.grade_id: check_one(c, received.get(c.grade_id), namespace, ours) for c in exercise.checks})
     return Verdict(setup_error, verdicts)
 
 
 def remeasure(exercise: ExerciseJob, namespace: dict[str, Any]) -> dict[str, Any]:
-    """The checker's own values of what ``exercise``'s given cells measure and its checks read (run once, after
-    the submission: never beside it); empty if none, or if measuring failed here (the student's values stand)."""
+    """The checker's own values of what ``exercise``'s given cells measure and its checks read; empty if none,
+    or if measuring failed here (the student's values stand)."""
     wanted = {name for source in exercise.measured for name in checks.bound_names(source)}
     wanted &= {name for check in exercise.checks for name in check.names}
     if not wanted:

@@ -66,6 +66,8 @@ class NotebookJob:
 
     setup: str
     exercises: tuple[ExerciseJob, ...]
+    # A solo notebook needs the machine to itself: the checker measures again only after the submission ran.
+    solo: bool = True
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -75,7 +77,8 @@ class NotebookJob:
         """The job in ``text``; :class:`ContractError` if it is not one."""
         with _shape("a job"):
             raw = _object(json.loads(text))
-            return cls(_str(raw["setup"]), tuple(_exercise_job(_object(e)) for e in _list(raw["exercises"])))
+            return cls(_str(raw["setup"]), tuple(_exercise_job(_object(e)) for e in _list(raw["exercises"])),
+                       _bool(raw["solo"]))
 
 
 def _exercise_job(raw: dict[str, Any]) -> ExerciseJob:

@@ -315,7 +315,7 @@ def grade(submission: Any, source: Any, student: str, notebook: str,
     env = GRADING_ENV | {students.ENV: seed_id}
     verdict, checker_error = None, None
     # The checker starts first: its imports and setup overlap the submission's run.
-    job = NotebookJob(_setup_source(source), tuple(jobs.values()))
+    job = NotebookJob(_setup_source(source), tuple(jobs.values()), bool(source.metadata.get("iolab", {}).get("solo")))
     checker = CheckerProcess(job, env, options.sandbox, NEEDS_ROOT in job.setup) if jobs else None
     try:
         run, received, tampered = _run_submission(nb, source, blocks, jobs, env, options)

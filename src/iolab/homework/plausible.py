@@ -2,8 +2,9 @@
 
 A given cell's ``# measured`` statement (``checks.parameters``) measures something whose value the
 checks take from the student's run, so that a check compares an answer with the measurement it
-came from. A student could type that value instead. The checker therefore runs the statement too,
-after the submission has finished (never beside it, on the same cores), and compares:
+came from. A student could type that value instead. The checker therefore runs the statement too
+(beside the submission when the notebook tolerates a neighbour, after it when the notebook is solo),
+and compares:
 
 - a ``bool`` is a fact about the machine (``lab_runs``: could the lab run here?), not a magnitude:
   the grader's value replaces the student's;
