@@ -137,6 +137,24 @@ key = pathlib.Path(iolab.__file__).resolve().parents[2] / "notebooks" / "02-bloc
 answers.dump = lambda names, namespace, path: os.symlink(key, path)
 """
 
+# Takes more memory than a submission may (caps.Caps.memory_bytes, 2 GiB): stopped, the batch goes on.
+MEMORY_HOG = """
+hog = bytearray(3 << 30)
+hog[::4096] = b"x" * len(hog[::4096])
+"""
+
+# Starts processes until refused or 20,000 (each a small `sleep 30`): stopped at the process cap.
+FORK_BOMB = """
+import os, time
+for _ in range(20_000):
+    try:
+        if os.fork() == 0:
+            os.execvp("sleep", ["sleep", "30"])
+    except OSError:
+        break
+time.sleep(5)
+"""
+
 CHEATS = {
     "empty-later-cells": EMPTY_LATER_CELLS,
     "swallow-exceptions": SWALLOW_EXCEPTIONS,
@@ -153,6 +171,8 @@ CHEATS = {
     "nested-answers": NESTED_ANSWERS,
     "fifo-answers": FIFO_ANSWERS,
     "linked-answers": LINKED_ANSWERS,
+    "memory-hog": MEMORY_HOG,
+    "fork-bomb": FORK_BOMB,
 }
 # The cheats whose answers are not data: tampered, each exercise with the reason.
 NOT_DATA = ("forged-answers", "nested-answers", "fifo-answers", "linked-answers")

@@ -104,7 +104,17 @@ def graded(tmp_path_factory):
     (subs / "file-linked-folder").symlink_to(subs / "honest")
     write(paste_solutions(edition, instructor), subs / "file-second-copy" / NOTEBOOK.name)
     write(paste_solutions(edition, instructor), subs / "file-second-copy" / "old" / NOTEBOOK.name)
-    status = main(["homework", "grade", str(subs), "--jobs", "2", "--timeout", "45", "--notebooks", str(NOTEBOOK.parent)])
+    # A check cell pasted twice: it would have run the instructor's hidden tests in the student's kernel.
+    twice = paste_solutions(edition, instructor)
+    check = cell_index(twice, "pred-states-check")
+    twice.cells.insert(check + 1, copy.deepcopy(twice.cells[check]))
+    write(twice, subs / "cheat-check-twice" / NOTEBOOK.name)
+    # The fork bomb meets a lower process cap than the default (notebook 02 needs a few dozen), so that it
+    # is stopped in seconds and costs the machine little; every other cap is the default.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("IOLAB_GRADE_PROCESSES", "1000")
+        status = main(["homework", "grade", str(subs), "--jobs", "2", "--timeout", "45",
+                       "--notebooks", str(NOTEBOOK.parent)])
     listener.close()
     by_student: dict[str, list[dict[str, str]]] = {}
     for row in csv.DictReader((subs / "grades.csv").open()):
@@ -136,6 +146,19 @@ def test_every_cheat_scores_zero_with_a_reason(graded, name):
     assert len(mine) == len(rows["honest"])
     assert _total(mine) == 0, [(r["exercise"], r["points"], r["reason"]) for r in mine if float(r["points"])]
     assert all(r["reason"] for r in mine)
+
+
+def test_a_check_cell_pasted_twice_is_tampered_and_the_other_exercises_still_count(graded):
+    rows, _, _, _ = graded
+    states = next(r for r in rows["cheat-check-twice"] if r["exercise"] == "pred-states")
+    assert (states["status"], float(states["points"])) == ("tampered", 0.0) and "more than once" in states["reason"]
+    assert _total(rows["cheat-check-twice"]) == 13 - 2
+
+
+def test_a_memory_hog_and_a_fork_bomb_are_stopped_at_their_caps_with_the_cap_as_the_reason(graded):
+    rows, _, _, _ = graded
+    assert "memory" in rows["cheat-memory-hog"][0]["reason"], rows["cheat-memory-hog"][0]
+    assert "processes" in rows["cheat-fork-bomb"][0]["reason"], rows["cheat-fork-bomb"][0]
 
 
 def test_cheats_that_change_how_the_kernel_runs_code_are_marked_tampered_or_not_run(graded):
