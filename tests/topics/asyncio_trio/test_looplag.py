@@ -65,9 +65,16 @@ def test_an_empty_probe_summarises_to_nan():
     assert row["wakeups"] == 0 and row["lag_max_ms"] != row["lag_max_ms"]
 
 
+def spin(seconds: float) -> None:
+    """CPU work without an await that lasts ``seconds`` by the clock, however loaded the machine is."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
+
+
 def test_debug_mode_logs_a_slow_callback_and_names_the_task():
     async def blocks() -> None:
-        block()
+        spin(BLOCK_MS / 1000)  # a calibrated Julia set ran under 30 ms once beside the parallel stage
 
     async def main() -> None:
         asyncio.get_running_loop().slow_callback_duration = 0.03
@@ -79,3 +86,17 @@ def test_debug_mode_logs_a_slow_callback_and_names_the_task():
     with looplag.capture_slow_callbacks() as quiet:
         runners.run_asyncio(main)
     assert quiet == [], "without debug mode, asyncio says nothing"
+
+
+def test_capture_hears_asyncio_when_the_root_logger_is_quieter():
+    import logging
+
+    root, before = logging.getLogger(), logging.getLogger().level
+    root.setLevel(logging.ERROR)  # setLevel, not an attribute: it clears the loggers' cached verdicts
+    try:
+        with looplag.capture_slow_callbacks() as messages:
+            logging.getLogger("asyncio").warning("Executing <Task> took 0.1 seconds")
+    finally:
+        root.setLevel(before)
+    assert messages == ["Executing <Task> took 0.1 seconds"]
+    assert logging.getLogger("asyncio").level == logging.NOTSET, "the level is put back"

@@ -116,8 +116,12 @@ def capture_slow_callbacks() -> Iterator[list[str]]:
     """Collect the warnings asyncio's debug mode logs ("Executing <Task ...> took 0.2 seconds")."""
     logger = logging.getLogger("asyncio")
     handler = _Collect()
+    level = logger.level
+    # the warnings must reach the handler even where an imported library raised the root logger's level
+    logger.setLevel(min(logging.WARNING, level or logging.WARNING))
     logger.addHandler(handler)
     try:
         yield handler.messages
     finally:
         logger.removeHandler(handler)
+        logger.setLevel(level)
