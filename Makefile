@@ -10,7 +10,7 @@ BUILD  := _build
 # turns the run red, so neither target can leave a server or kernel behind.
 GUARD  := $(BIN)/python -m iolab guard --
 
-.PHONY: env book book-clean site check-site pdf test unit notebooks lab clean lock reference homework grade gradescope base-image image test-image
+.PHONY: env book book-clean site check-site pdf test unit notebooks honest lab clean lock reference homework grade gradescope base-image image test-image
 
 env: $(STAMP)
 
@@ -70,7 +70,7 @@ pdf: env
 book-clean:
 	rm -rf $(BUILD)/.jupyter_cache $(BUILD)/jupyter_execute $(BUILD)/.doctrees $(BUILD)/html $(BUILD)/student
 
-test: unit notebooks
+test: unit notebooks honest
 
 # actionlint checks the GitHub Actions workflow (tests/test_workflow.py). It is built from the Go module
 # proxy into .venv when Go is installed (the image has it built in); without Go, or without the proxy,
@@ -89,8 +89,14 @@ $(ACTIONLINT):
 # checks the grader (iolab.homework) strictly: its processes pass one typed contract (pyproject's [tool.mypy]).
 unit: env $(ACTIONLINT)
 	$(BIN)/mypy
-	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -n 2 -m "not solo" tests
-	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -m solo tests
+	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -n 2 -m "not solo and not honest" tests
+	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -m "solo and not honest" tests
+
+# Honest work scores full every time: every graded notebook's solutions, handed in IOLAB_HONEST_ROUNDS
+# times (5) by as many students, graded at --jobs 2 beside a CPU-burning process; one lost point fails
+# (tests/homework/test_honest_repeat.py; about 10 minutes on 2 cores).
+honest: env
+	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -p no:cacheprovider -m honest tests/homework
 
 # Notebooks that measure CPU scaling or throughput, or fill a per-user kernel limit (02's pipes), need
 # the machine to themselves: their metadata says "iolab": {"solo": true} (the grader reads it too),

@@ -9,6 +9,12 @@ written, that no server on the grader's loopback was reached, and that the batch
 Next to them, files that attack the grader before any code runs (``HOSTILE_FILES``): a notebook that
 is a FIFO, a link to ``/dev/zero``, to the honest notebook or to the instructor's, one over the size
 limit, a student folder that links to the honest one, and a second copy of an honest notebook.
+
+And honest work scores full every time (the ``honest`` mark, ``make honest``, about 10 minutes on 2
+cores): every graded notebook's solutions, handed in ``IOLAB_HONEST_ROUNDS`` times (5) as as many
+students (their ``student.pick`` parameters differ), graded at ``--jobs 2`` while a process burns a
+core. An exercise whose check depends on a measurement can lose points to a busy machine: any point
+lost fails the test, with the rows that lost it.
 """
 
 from __future__ import annotations
@@ -17,13 +23,16 @@ import copy
 import csv
 import os
 import socket
+import subprocess
+import sys
 import threading
+import time
 
 import psutil
 import pytest
 
 from cheats import CHEATS, DAEMON_SECONDS, NOT_DATA
-from homework_notebooks import ROOT, cell_index, paste_solutions, read, write
+from homework_notebooks import ROOT, cell_index, graded_notebooks, paste_solutions, read, write
 from iolab.commands import main
 from iolab.homework import batch, editions, markup, sandbox
 
@@ -231,3 +240,37 @@ def test_a_linked_folder_is_not_followed_and_a_second_copy_counts_once(graded):
     assert _total(rows["file-second-copy"]) == 13
     gradebook = {r[2]: r for r in csv.reader((subs / "gradebook.csv").open())}
     assert float(gradebook["file-second-copy"][-1]) == 13 and float(gradebook[""][-1]) == 13  # not 26 of 13
+
+
+ROUNDS = int(os.environ.get("IOLAB_HONEST_ROUNDS", "5"))
+# The burner must have had a core for most of the batch, or the machine was not busy.
+BURNER_SHARE = 0.5
+
+
+@pytest.mark.honest  # a stage of its own (`make honest`): the unit stages leave this mark out
+@pytest.mark.timeout(3600)
+def test_every_notebooks_solutions_score_full_every_time_beside_a_cpu_burner(tmp_path):
+    notebooks = graded_notebooks()
+    submissions = tmp_path / "submissions"
+    for path in notebooks:
+        instructor = read(path)
+        honest = paste_solutions(editions.student_edition(instructor), instructor)
+        for k in range(ROUNDS):
+            write(honest, submissions / f"honest-{k + 1}" / path.name)
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    started = time.monotonic()
+    try:
+        rc = main(["homework", "grade", str(submissions), "--jobs", "2", "--notebooks", str(ROOT / "notebooks")])
+        burnt = sum(psutil.Process(burner.pid).cpu_times()[:2])
+    finally:
+        burner.kill()
+        burner.wait()
+    wall = time.monotonic() - started
+    assert burnt > BURNER_SHARE * wall, f"the burner had {burnt:.0f} s of CPU in {wall:.0f} s: the machine was not busy"
+    assert rc == 0
+    rows = list(csv.DictReader((submissions / "grades.csv").open()))
+    graded = {(r["student"], r["notebook"]) for r in rows if r["exercise"]}
+    assert len(graded) == ROUNDS * len(notebooks), "every submission was graded"
+    lost = [f'{r["student"]} {r["notebook"]} {r["exercise"]}: {r["points"]} of {r["max_points"]} ({r["reason"]})'
+            for r in rows if r["exercise"] and float(r["points"]) < float(r["max_points"])]
+    assert not lost, f"{len(lost)} of {len(rows)} honest checks lost points:\n" + "\n".join(lost)

@@ -4,10 +4,12 @@ Pure Python on purpose: the work holds the GIL and one core for its whole durati
 JavaScript of source 000, so it shows what CPU-bound requests do to each concurrency model.
 ``size_for_ms`` turns a cost in milliseconds into an image size on this machine.
 
-The calibration is timed once per process, and it varies between processes (by up to 1.8x on a
-shared 2-core machine). A process that starts servers passes its own on in ``CALIBRATION_ENV``
-(see :func:`iolab.servers.open_server`), so that ``/julia?ms=20`` is the same image in every server
-it compares.
+The calibration is timed once per process, in the CPU time of the calibrating thread: timed by the
+wall clock, ten processes beside four CPU-burning ones on 2 cores read 1.5x to 3.2x the quiet
+machine's cost (the thread waited for a core), so their "20 ms" sets cost 6 to 13 ms; by CPU time the
+same ten read within 10 % of each other and of the quiet cost. A process that starts servers
+passes its own on in ``CALIBRATION_ENV`` (see :func:`iolab.servers.open_server`), so that
+``/julia?ms=20`` is the same image in every server it compares.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ def julia(width: int, height: int, c: complex = C, max_iter: int = MAX_ITER) -> 
 
 @functools.cache
 def seconds_per_pixel() -> float:
-    """This machine's cost of one pixel, best of five runs of a small image (cached per process).
+    """This machine's CPU cost of one pixel, best of five runs of a small image (cached per process).
+
+    Timed with ``time.thread_time``: the CPU this thread used, not the time it waited for a core.
 
     If ``CALIBRATION_ENV`` is set (nanoseconds per pixel), that value instead: the caller's.
     """
@@ -52,9 +56,9 @@ def seconds_per_pixel() -> float:
     width, height = 64, 48
     best = math.inf
     for _ in range(5):
-        start = time.perf_counter()
+        start = time.thread_time()
         julia(width, height)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.thread_time() - start)
     return best / (width * height)
 
 

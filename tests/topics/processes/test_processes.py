@@ -44,6 +44,24 @@ def test_a_calibration_passed_in_the_environment_is_used_and_a_bad_one_named(mon
         julia.seconds_per_pixel()
 
 
+@pytest.mark.solo  # starts CPU burners and compares calibrations: needs the cores to itself
+def test_julia_calibration_holds_beside_cpu_burners():
+    """Calibrated by the wall clock, 'beside four burners' read up to 3.2x the quiet cost here."""
+    import subprocess
+    import sys
+
+    calibrate = julia.seconds_per_pixel.__wrapped__  # the cache would answer the first value again
+    quiet = min(calibrate() for _ in range(3))
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+    try:
+        busy = [calibrate() for _ in range(5)]
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    assert max(busy) < 1.5 * quiet, [round(b / quiet, 2) for b in busy]
+
+
 @pytest.mark.solo  # compares timings or rates: needs the cores to itself
 def test_run_together_times_every_process():
     job = functools.partial(julia.julia, *julia.size_for_ms(50))
