@@ -12,6 +12,8 @@
 - ``netns``: run a program, or this thread, inside a named network namespace (chapter 12);
 - ``loops`` and ``runners``: the asyncio loops by name, and running asyncio or trio from a notebook;
 - ``scale``: the quick/full switch; ``results``: saving measurements; ``plots``: the one figure style;
+- ``verdicts`` and ``claims``: two measurements compared (a ratio, its interval, the words it earns),
+  and a chapter's claims decided by this run and by the reference run ("What held on this machine");
 - ``paths`` and ``cache``: where the course's data is (``IOLAB_DATA``), and the folder for build caches;
 - ``lazy``: re-exports imported on first use;
 - ``student`` and ``expect``, for the exercises: per-student parameters (``IOLAB_STUDENT``), and what

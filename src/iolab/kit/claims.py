@@ -1,0 +1,108 @@
+"""A chapter's claims: declared beside the experiment that decides them, decided by this run and by the reference.
+
+A claim is code: the statement the book makes ("pre-fork serves the CPU-bound route faster than one
+asyncio process"), the verdict that statement asserts, and a function that decides it from the
+experiment's data (a :class:`iolab.kit.verdicts.Comparison`). :meth:`Claims.decide` decides it on
+this run's data and glues its words (``04-claim-NAME``: "faster (2.9-3.1x)") for the prose, which
+never types the comparison itself. The same function decides it on the reference run's data
+(``data/reference/DATA.csv``), and :meth:`Claims.what_held` glues the table each chapter page ends
+with: each claim, what this run said, what the reference run said, and, where the two disagree,
+why they can.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from iolab.kit import plots, results
+from iolab.kit.verdicts import Comparison, Verdict
+
+HELD, NOT_HELD, UNDECIDED = "held", "did not hold", "not decided"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement the book makes, the verdict it asserts, and how an experiment's data decides it.
+
+    ``data`` names the results (``results.save(df, DATA)``) that ``decide`` reads; ``higher`` and
+    ``lower`` are the words for the two directions ("faster", "slower"); ``why_it_can_differ`` is
+    shown where this run and the reference disagree (cores, kernel, disk, a virtual machine).
+    """
+
+    name: str
+    statement: str
+    expect: Verdict
+    decide: Callable[[pd.DataFrame], Comparison]
+    data: str
+    higher: str = "higher"
+    lower: str = "lower"
+    why_it_can_differ: str = ""
+
+    def words(self, comparison: Comparison) -> str:
+        """The comparison in this claim's words."""
+        return comparison.words(self.higher, self.lower)
+
+
+def values(data: pd.DataFrame, column: str, **where: object) -> pd.Series:
+    """``column`` of the rows of ``data`` whose columns equal the values named: ``values(df, "rps", server="prefork")``."""
+    rows = pd.Series(True, index=data.index)
+    for name, value in where.items():
+        rows &= data[name] == value
+    if not rows.any():
+        raise ValueError(f"no rows of the data where {where}: is the experiment's data the one this claim reads?")
+    return data.loc[rows, column]
+
+
+def paired_ratios(data: pd.DataFrame, column: str, by: str, a: str, b: str, pair: str = "repeat", **where: object) -> pd.Series:
+    """Per ``pair`` (a repeat), ``column`` where ``by`` is ``a`` divided by where it is ``b``.
+
+    Runs taken in turns share a machine's slow patches; a ratio within each turn cancels them.
+    """
+    rows = data
+    for name, value in where.items():
+        rows = rows[rows[name] == value]
+    table = rows.pivot_table(index=pair, columns=by, values=column, aggfunc="median")
+    ratios: pd.Series = (table[a] / table[b]).dropna()
+    return ratios
+
+
+def held(claim: Claim, comparison: Comparison | None) -> str:
+    """``held``, ``did not hold`` or ``not decided`` (also when there is no data to decide on)."""
+    if comparison is None or comparison.verdict == "undecided":
+        return UNDECIDED
+    return HELD if comparison.verdict == claim.expect else NOT_HELD
+
+
+@dataclass
+class Claims:
+    """The claims one chapter has decided so far in this run, in order."""
+
+    chapter: str
+    decided: dict[str, tuple[Claim, Comparison]] = field(default_factory=dict)
+
+    def decide(self, claim: Claim, data: pd.DataFrame) -> Comparison:
+        """Decide ``claim`` on this run's ``data``; glue its words as ``CHAPTER-claim-NAME``."""
+        comparison = claim.decide(data)
+        self.decided[claim.name] = (claim, comparison)
+        plots.glue(f"{self.chapter}-claim-{claim.name}", claim.words(comparison))
+        return comparison
+
+    def what_held(self, reference: Callable[[str], pd.DataFrame | None] = results.reference) -> pd.DataFrame:
+        """Each claim on this run and on the reference run; glued as ``CHAPTER-what-held``."""
+        rows = []
+        for claim, here in self.decided.values():
+            data = reference(claim.data)
+            there = claim.decide(data) if data is not None else None
+            agree = there is None or held(claim, here) == held(claim, there)
+            rows.append({
+                "claim": claim.statement,
+                "this run": f"{held(claim, here)}: {claim.words(here)}" + (f" [{here.warning}]" if here.warning else ""),
+                "reference run": f"{held(claim, there)}: {claim.words(there)}" if there is not None else "no reference run",
+                "why they can differ": "" if agree else claim.why_it_can_differ or "this machine is not the reference's",
+            })
+        table = pd.DataFrame(rows, columns=["claim", "this run", "reference run", "why they can differ"])
+        plots.glue(f"{self.chapter}-what-held", table)
+        return table

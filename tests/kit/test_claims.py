@@ -1,0 +1,79 @@
+"""iolab.kit.claims: a toy chapter whose data flips changes its words and its "What held" table."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from iolab.kit import claims, plots, verdicts
+
+
+def rps_of(server: str):
+    return lambda df: df[df.server == server].rps
+
+
+FASTER = claims.Claim(
+    name="prefork-over-loop", statement="pre-fork serves more requests per second than one loop",
+    expect="higher", data="toy-models", higher="faster", lower="slower",
+    decide=lambda df: verdicts.compare(rps_of("prefork")(df), rps_of("loop")(df)),
+    why_it_can_differ="one core: pre-fork's children take turns",
+)
+
+
+def runs(prefork: list[float], loop: list[float]) -> pd.DataFrame:
+    return pd.DataFrame([{"server": "prefork", "rps": v} for v in prefork] + [{"server": "loop", "rps": v} for v in loop])
+
+
+@pytest.fixture
+def glued(monkeypatch):
+    store: dict[str, object] = {}
+    monkeypatch.setattr(plots, "glue", lambda name, value: store.__setitem__(name, value))
+    return store
+
+
+def test_the_words_come_from_the_run_and_flip_with_its_data(glued):
+    chapter = claims.Claims("toy")
+    chapter.decide(FASTER, runs([300, 310, 305], [100, 101, 99]))
+    assert glued["toy-claim-prefork-over-loop"].startswith("faster (")
+    chapter.decide(FASTER, runs([100, 101, 99], [300, 310, 305]))  # another machine, another run
+    assert glued["toy-claim-prefork-over-loop"].startswith("slower (")
+
+
+def test_what_held_sets_this_run_beside_the_reference_and_says_why_they_can_differ(glued):
+    reference = {"toy-models": runs([300, 310, 305], [100, 101, 99])}
+    chapter = claims.Claims("toy")
+    chapter.decide(FASTER, runs([100, 101, 99], [300, 310, 305]))
+    table = chapter.what_held(reference.get)
+    row = table.iloc[0]
+    assert row["this run"].startswith("did not hold: slower")
+    assert row["reference run"].startswith("held: faster")
+    assert row["why they can differ"] == "one core: pre-fork's children take turns"
+    assert glued["toy-what-held"] is table
+
+
+def test_agreeing_runs_need_no_excuse_and_a_missing_reference_is_said(glued):
+    chapter = claims.Claims("toy")
+    chapter.decide(FASTER, runs([300, 310, 305], [100, 101, 99]))
+    agreeing = chapter.what_held({"toy-models": runs([290, 300, 310], [100, 99, 98])}.get).iloc[0]
+    assert agreeing["why they can differ"] == ""
+    missing = chapter.what_held(lambda name: None).iloc[0]
+    assert missing["reference run"] == "no reference run" and missing["why they can differ"] == ""
+
+
+def test_an_undecided_run_is_not_called_held_and_carries_its_warning(glued):
+    chapter = claims.Claims("toy")
+    here = chapter.decide(FASTER, runs([80, 140], [100, 101, 99]))
+    assert claims.held(FASTER, here) == "not decided"
+    assert "too few" in chapter.what_held(lambda name: None).iloc[0]["this run"]
+
+
+def test_values_select_rows_and_say_when_none_match():
+    df = runs([300, 310], [100, 101]).assign(target="/julia")
+    assert list(claims.values(df, "rps", server="loop", target="/julia")) == [100, 101]
+    with pytest.raises(ValueError, match="no rows"):
+        claims.values(df, "rps", server="node")
+
+
+def test_paired_ratios_divide_within_each_repeat():
+    df = runs([300, 150], [100, 50]).assign(repeat=[0, 1, 0, 1])
+    assert list(claims.paired_ratios(df, "rps", "server", "prefork", "loop")) == [3.0, 3.0]
