@@ -49,3 +49,10 @@ def test_a_row_for_a_notebook_that_was_not_graded_changes_no_points_and_no_maxim
     assert reports.pass_rates([*_rows(), second_copy]).equals(reports.pass_rates(_rows()))
     text = reports.feedback_text("ada", "02-blocking.ipynb", [r for r in _rows() if r.student == "ada"] + [second_copy])
     assert text.startswith("# 02-blocking.ipynb: 2.5 of 3 points") and "a second copy" in text
+
+
+def test_a_row_about_the_folder_gets_a_visible_feedback_file(tmp_path):
+    linked = Row("zed", "", "", 0.0, 0.0, "error", "zed is a symbolic link to a folder: not followed", 0.0)
+    paths = reports.write_reports([*_rows(), linked], tmp_path)
+    assert sorted(p.name for p in (paths["feedback"] / "zed").iterdir()) == ["submission.md"]
+    assert "not followed" in (paths["feedback"] / "zed" / "submission.md").read_text()

@@ -13,6 +13,10 @@ number of bytes): a link to a classmate's notebook, a FIFO or a link to ``/dev/z
 row, not a score and not a hang (``untrusted``). A notebook found deeper in the folder is never
 graded, so that the same notebook cannot count twice; it gets a row of 0 of 0 points that says so. A
 student folder that is a symbolic link is not followed, and gets a row too.
+
+A script that grades through this module (rather than ``python -m iolab homework grade``) needs an
+``if __name__ == "__main__":`` guard: the forkserver the grading processes come from imports the
+script's main module again, as multiprocessing's ``spawn`` does.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ All three are made from the rows of the grades CSV (``grading.Row``), so they ag
   ``SIS User ID``, ``SIS Login ID``, ``Section``; the student's id goes in ``SIS User ID``);
 - ``feedback/<student>/<notebook>.md``: each exercise, its points, and why it lost any, in the
   rows' words (which never quote a hidden test unless the grader was told ``--release-hidden``);
+  rows about the student's folder rather than a notebook go to ``feedback/<student>/submission.md``;
 - ``pass-rates.csv``: per notebook and exercise, how many students passed, in part or not at all.
 """
 
@@ -22,6 +23,7 @@ from iolab.homework.grading import Row
 
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 FEEDBACK = "feedback"
+FOLDER_FEEDBACK = "submission"  # feedback/<student>/submission.md: rows about the folder, not a notebook
 
 
 def _frame(rows: Sequence[Row]) -> pd.DataFrame:
@@ -97,7 +99,8 @@ def write_reports(rows: Sequence[Row], folder: Path, names: Mapping[str, str] | 
     for row in rows:
         by_file.setdefault((row.student, row.notebook), []).append(row)
     for (student, notebook), mine in by_file.items():
-        target = paths["feedback"] / student / f"{Path(notebook).stem}.md"
+        # a row about the student's folder names no notebook: its file must not be a hidden ".md"
+        target = paths["feedback"] / student / f"{Path(notebook).stem or FOLDER_FEEDBACK}.md"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(feedback_text(student, notebook, mine, release_hidden))
     return paths
