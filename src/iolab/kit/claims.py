@@ -76,6 +76,12 @@ def held(claim: Claim, comparison: Comparison | None) -> str:
     return HELD if comparison.verdict == claim.expect else NOT_HELD
 
 
+def verdict_words(claim: Claim, comparison: Comparison) -> str:
+    """"held: faster (1.9-2.1x)", or the words alone where the run did not decide ("not decided by this run ...")."""
+    verdict = held(claim, comparison)
+    return claim.words(comparison) if verdict == UNDECIDED else f"{verdict}: {claim.words(comparison)}"
+
+
 @dataclass
 class Claims:
     """The claims one chapter has decided so far in this run, in order."""
@@ -99,8 +105,8 @@ class Claims:
             agree = there is None or held(claim, here) == held(claim, there)
             rows.append({
                 "claim": claim.statement,
-                "this run": f"{held(claim, here)}: {claim.words(here)}" + (f" [{here.warning}]" if here.warning else ""),
-                "reference run": f"{held(claim, there)}: {claim.words(there)}" if there is not None else "no reference run",
+                "this run": verdict_words(claim, here) + (f" [{here.warning}]" if here.warning else ""),
+                "reference run": verdict_words(claim, there) if there is not None else "no reference run",
                 "why they can differ": "" if agree else claim.why_it_can_differ or "this machine is not the reference's",
             })
         table = pd.DataFrame(rows, columns=["claim", "this run", "reference run", "why they can differ"])
