@@ -1,4 +1,4 @@
-"""``python -m iolab guard|machine|ps``: the tools every chapter uses, not one chapter's instrument."""
+"""``python -m iolab guard|machine|ps|compare``: the tools every chapter uses, not one chapter's instrument."""
 
 from __future__ import annotations
 
@@ -49,6 +49,52 @@ def add_ps(sub: Subparsers) -> None:
 
         rows = [asdict(procfs.status(pid)) | {"cpu_s": procfs.cpu_seconds(pid)} for pid in args.pids]
         print_table(pd.DataFrame(rows), args.json)
+        return 0
+
+    p.set_defaults(run=run)
+
+
+def _measurements(text: str, column: str | None) -> list[float]:
+    """Numbers given as ``1.2,1.3,1.25``, or a file: a CSV's ``column``, or one number per line."""
+    from pathlib import Path
+
+    if Path(text).is_file():
+        if column:
+            import pandas as pd
+
+            return [float(v) for v in pd.read_csv(text)[column]]
+        return [float(line) for line in Path(text).read_text().split() if line]
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: neither a file nor numbers separated by commas") from None
+
+
+def add_compare(sub: Subparsers) -> None:
+    p = sub.add_parser("compare", help="compare two sets of measurements: the ratio of medians, its interval, the verdict")
+    p.add_argument("a", help="the measurements compared: 1.2,1.3,1.25, or a file (one number a line, or a CSV with --column)")
+    p.add_argument("b", help="the measurements compared with, as for A")
+    p.add_argument("--column", help="the CSV column both files' numbers are in")
+    p.add_argument("--noise", type=float, default=None, help="the band within which a ratio is 'the same' (default 0.10)")
+    p.add_argument("--higher", default="higher", help="the word for A above B (e.g. faster)")
+    p.add_argument("--lower", default="lower", help="the word for A below B (e.g. slower)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    def run(args: argparse.Namespace) -> int:
+        from dataclasses import asdict
+
+        from iolab.kit import verdicts
+
+        try:
+            a, b = _measurements(args.a, args.column), _measurements(args.b, args.column)
+            noise = verdicts.NOISE if args.noise is None else args.noise
+            c = verdicts.compare(a, b, noise=noise, names=("A", "B"))
+        except (argparse.ArgumentTypeError, ValueError, KeyError) as exc:
+            p.error(str(exc))
+        if args.json:
+            print(json.dumps(asdict(c) | {"words": c.words(args.higher, args.lower)}))
+        else:
+            print(c.words(args.higher, args.lower) + (f"\n{c.warning}" if c.warning else ""))
         return 0
 
     p.set_defaults(run=run)
