@@ -12,9 +12,10 @@ next completion, whatever the number of connections that had something to say me
   of :data:`BUFFERS` buffers); the program gives each back once it has read it.
 - Sending is one submission per answer; its completion says how much went.
 
-With ``sqpoll``, a kernel thread polls the submission ring (``IORING_SETUP_SQPOLL``): sends start
-without any system call, and the program enters the kernel only to sleep when there is nothing to
-do. The thread costs CPU while it polls (it counts in the process's CPU time), and goes on polling
+With ``sqpoll``, a kernel thread polls the submission ring (``IORING_SETUP_SQPOLL``) and submits
+what the program queues. This loop still calls ``io_uring_submit_and_wait`` on every turn, and
+liburing enters the kernel whenever it is asked to wait, so SQPOLL saves this server no system
+call: it moves the submission work to the poller's thread, on another core. The thread costs CPU while it polls (it counts in the process's CPU time), and goes on polling
 for a second after the last submission (the kernel's default idle time; the binding's parameters
 are read-only, so the chapter keeps the default).
 
