@@ -77,3 +77,14 @@ def test_values_select_rows_and_say_when_none_match():
 def test_paired_ratios_divide_within_each_repeat():
     df = runs([300, 150], [100, 50]).assign(repeat=[0, 1, 0, 1])
     assert list(claims.paired_ratios(df, "rps", "server", "prefork", "loop")) == [3.0, 3.0]
+
+
+def test_a_claim_this_machine_cannot_measure_pastes_the_references_words_labelled_so(glued):
+    chapter = claims.Claims("toy")
+    chapter.not_measured(FASTER, "io_uring is switched off", {"toy-models": runs([300, 310, 305], [100, 101, 99])}.get)
+    words = glued["toy-claim-prefork-over-loop"]
+    assert words.startswith("faster (") and "on the reference run (not measured here: io_uring is switched off)" in words
+    row = chapter.what_held({"toy-models": runs([300, 310, 305], [100, 101, 99])}.get).iloc[0]
+    assert row["this run"] == "not measured here" and row["reference run"].startswith("held: faster")
+    chapter.not_measured(FASTER, "no Go", lambda name: None)
+    assert glued["toy-claim-prefork-over-loop"] == "not measured here (no Go)"

@@ -82,12 +82,15 @@ def verdict_words(claim: Claim, comparison: Comparison) -> str:
     return claim.words(comparison) if verdict == UNDECIDED else f"{verdict}: {claim.words(comparison)}"
 
 
+NOT_MEASURED = "not measured here"
+
+
 @dataclass
 class Claims:
     """The claims one chapter has decided so far in this run, in order."""
 
     chapter: str
-    decided: dict[str, tuple[Claim, Comparison]] = field(default_factory=dict)
+    decided: dict[str, tuple[Claim, Comparison | None]] = field(default_factory=dict)
 
     def decide(self, claim: Claim, data: pd.DataFrame) -> Comparison:
         """Decide ``claim`` on this run's ``data``; glue its words as ``CHAPTER-claim-NAME``."""
@@ -96,16 +99,32 @@ class Claims:
         plots.glue(f"{self.chapter}-claim-{claim.name}", claim.words(comparison))
         return comparison
 
+    def not_measured(self, claim: Claim, why: str,
+                     reference: Callable[[str], pd.DataFrame | None] = results.reference) -> Comparison | None:
+        """Record that this machine could not decide ``claim`` (``why``: a missing tool or kernel feature).
+
+        The prose still pastes words: the reference run's verdict, labelled as the reference's, or
+        that nothing decided it.
+        """
+        self.decided[claim.name] = (claim, None)
+        data = reference(claim.data)
+        there = claim.decide(data) if data is not None else None
+        words = (f"{claim.words(there)} on the reference run ({NOT_MEASURED}: {why})" if there is not None
+                 else f"{NOT_MEASURED} ({why})")
+        plots.glue(f"{self.chapter}-claim-{claim.name}", words)
+        return there
+
     def what_held(self, reference: Callable[[str], pd.DataFrame | None] = results.reference) -> pd.DataFrame:
         """Each claim on this run and on the reference run; glued as ``CHAPTER-what-held``."""
         rows = []
         for claim, here in self.decided.values():
             data = reference(claim.data)
             there = claim.decide(data) if data is not None else None
-            agree = there is None or held(claim, here) == held(claim, there)
+            agree = here is None or there is None or held(claim, here) == held(claim, there)
+            this_run = NOT_MEASURED if here is None else verdict_words(claim, here) + (f" [{here.warning}]" if here.warning else "")
             rows.append({
                 "claim": claim.statement,
-                "this run": verdict_words(claim, here) + (f" [{here.warning}]" if here.warning else ""),
+                "this run": this_run,
                 "reference run": verdict_words(claim, there) if there is not None else "no reference run",
                 "why they can differ": "" if agree else claim.why_it_can_differ or "this machine is not the reference's",
             })

@@ -36,3 +36,10 @@ def test_with_io_uring_every_way_is_measured_at_every_depth() -> None:
     assert set(reads.way) == ways
     for way in ways - {"one thread"}:
         assert sorted(reads[reads.way == way].depth) == experiments.depths(QUICK), way
+
+
+@pytest.mark.skipif(support.unavailable("sockets") is not None, reason=f"io_uring: {support.unavailable('sockets')}")
+def test_sqpoll_runs_take_turns_off_and_on_in_every_repeat() -> None:
+    sqpoll = experiments.sqpoll_cost(QUICK, progress=False, repeats=2)
+    assert list(zip(sqpoll.repeat, sqpoll.server)) == [(0, "uring"), (0, "uring (SQPOLL)"), (1, "uring"), (1, "uring (SQPOLL)")]
+    assert (sqpoll.rps > 0).all() and (sqpoll.cpu_us_per_request > 0).all()

@@ -75,15 +75,20 @@ def server_calls(scale: Scale, connection_counts: Sequence[int] = (100, 1000),
     return table
 
 
-def sqpoll_cost(scale: Scale, connections: int = 100, progress: bool = True) -> pd.DataFrame:
-    """The io_uring server with and without SQPOLL: rate, latency and the CPU each request costs."""
+def sqpoll_cost(scale: Scale, connections: int = 100, progress: bool = True, repeats: int = 3) -> pd.DataFrame:
+    """The io_uring server with and without SQPOLL, ``repeats`` times in turns: rate, latency, CPU per request.
+
+    In turns (off, on, off, on...), so that a slow patch of a shared machine lands on both: two runs of
+    one setting, taken minutes apart, differed by a quarter on the reference machine.
+    """
     if (reason := support.unavailable("sockets")) is not None:
         table = pd.DataFrame()
         table.attrs["missing"] = [reason]
         return table
-    seconds = scale.pick(1.0, 3.0)
-    rows = [server_load.measure("uring", connections, seconds, sqpoll=s)
-            for s in tqdm((False, True), desc="SQPOLL runs", disable=not progress, leave=False)]
+    seconds = scale.pick(0.6, 3.0)
+    turns = [(repeat, s) for repeat in range(repeats) for s in (False, True)]
+    rows = [server_load.measure("uring", connections, seconds, sqpoll=s) | {"repeat": repeat}
+            for repeat, s in tqdm(turns, desc="SQPOLL runs", disable=not progress, leave=False)]
     table = pd.DataFrame(rows)
     table.attrs["missing"] = []
     return table
