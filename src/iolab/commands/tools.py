@@ -63,7 +63,7 @@ def _measurements(text: str, column: str | None) -> list[float]:
             import pandas as pd
 
             return [float(v) for v in pd.read_csv(text)[column]]
-        return [float(line) for line in Path(text).read_text().split() if line]
+        return [float(word) for word in Path(text).read_text().split()]
     try:
         return [float(v) for v in text.split(",") if v.strip()]
     except ValueError:

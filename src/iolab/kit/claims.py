@@ -46,14 +46,20 @@ class Claim:
         return comparison.words(self.higher, self.lower)
 
 
-def values(data: pd.DataFrame, column: str, **where: object) -> pd.Series:
-    """``column`` of the rows of ``data`` whose columns equal the values named: ``values(df, "rps", server="prefork")``."""
+def _matching(data: pd.DataFrame, where: dict[str, object]) -> pd.DataFrame:
+    """The rows of ``data`` whose columns equal the values named."""
     rows = pd.Series(True, index=data.index)
     for name, value in where.items():
         rows &= data[name] == value
-    if not rows.any():
+    return data[rows]
+
+
+def values(data: pd.DataFrame, column: str, **where: object) -> pd.Series:
+    """``column`` of the rows of ``data`` whose columns equal the values named: ``values(df, "rps", server="prefork")``."""
+    rows = _matching(data, where)
+    if rows.empty:
         raise ValueError(f"no rows of the data where {where}: is the experiment's data the one this claim reads?")
-    return data.loc[rows, column]
+    return rows[column]
 
 
 def paired_ratios(data: pd.DataFrame, column: str, by: str, a: str, b: str, pair: str = "repeat", **where: object) -> pd.Series:
@@ -61,10 +67,7 @@ def paired_ratios(data: pd.DataFrame, column: str, by: str, a: str, b: str, pair
 
     Runs taken in turns share a machine's slow patches; a ratio within each turn cancels them.
     """
-    rows = data
-    for name, value in where.items():
-        rows = rows[rows[name] == value]
-    table = rows.pivot_table(index=pair, columns=by, values=column, aggfunc="median")
+    table = _matching(data, where).pivot_table(index=pair, columns=by, values=column, aggfunc="median")
     ratios: pd.Series = (table[a] / table[b]).dropna()
     return ratios
 
@@ -83,6 +86,12 @@ def verdict_words(claim: Claim, comparison: Comparison) -> str:
 
 
 NOT_MEASURED = "not measured here"
+
+
+def on_reference(claim: Claim, reference: Callable[[str], pd.DataFrame | None]) -> Comparison | None:
+    """``claim`` decided on the reference run's data; None where none is shipped."""
+    data = reference(claim.data)
+    return claim.decide(data) if data is not None else None
 
 
 @dataclass
@@ -107,8 +116,7 @@ class Claims:
         that nothing decided it.
         """
         self.decided[claim.name] = (claim, None)
-        data = reference(claim.data)
-        there = claim.decide(data) if data is not None else None
+        there = on_reference(claim, reference)
         words = (f"{claim.words(there)} on the reference run ({NOT_MEASURED}: {why})" if there is not None
                  else f"{NOT_MEASURED} ({why})")
         plots.glue(f"{self.chapter}-claim-{claim.name}", words)
@@ -118,8 +126,7 @@ class Claims:
         """Each claim on this run and on the reference run; glued as ``CHAPTER-what-held``."""
         rows = []
         for claim, here in self.decided.values():
-            data = reference(claim.data)
-            there = claim.decide(data) if data is not None else None
+            there = on_reference(claim, reference)
             agree = here is None or there is None or held(claim, here) == held(claim, there)
             this_run = NOT_MEASURED if here is None else verdict_words(claim, here) + (f" [{here.warning}]" if here.warning else "")
             rows.append({
