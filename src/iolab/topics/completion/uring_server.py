@@ -15,7 +15,8 @@ next completion, whatever the number of connections that had something to say me
 With ``sqpoll``, a kernel thread polls the submission ring (``IORING_SETUP_SQPOLL``) and submits
 what the program queues. This loop still calls ``io_uring_submit_and_wait`` on every turn, and
 liburing enters the kernel whenever it is asked to wait, so SQPOLL saves this server no system
-call: it moves the submission work to the poller's thread, on another core. The thread costs CPU while it polls (it counts in the process's CPU time), and goes on polling
+call: it moves the submission work to the poller's thread (on whichever core the scheduler gives
+it). The thread costs CPU while it polls (it counts in the process's CPU time), and goes on polling
 for a second after the last submission (the kernel's default idle time; the binding's parameters
 are read-only, so the chapter keeps the default).
 

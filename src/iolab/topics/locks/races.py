@@ -50,8 +50,9 @@ def lost_updates(threads: int, increments: int, repeats: int = 3) -> pd.DataFram
     One row per run: code, threads, expected, counted, lost, lost_pct, seconds, repeat. A thread
     can only be interrupted if it runs longer than the GIL's switch interval (5 ms by default,
     ``sys.getswitchinterval()``), so ``increments`` must keep each thread busy for longer than that,
-and longer than a busy machine takes to run the threads released with it: beside two CPU burners,
-4 threads of 100,000 increments at a 10 µs interval lost nothing in 22 of 150 runs (most likely each ran alone).
+    and longer than a busy machine takes to run the threads released with it: beside two CPU burners,
+    4 threads of 100,000 increments at a 10 µs interval lost nothing in 22 of 150 runs (most likely
+    each ran alone).
     """
     rows = []
     for repeat in range(repeats):
