@@ -93,8 +93,9 @@ unit: env $(ACTIONLINT)
 	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -m "solo and not honest" tests
 
 # Honest work scores full every time: every graded notebook's solutions, handed in IOLAB_HONEST_ROUNDS
-# times (5) by as many students, graded at --jobs 2 beside a CPU-burning process; one lost point fails
-# (tests/homework/test_honest_repeat.py; about 10 minutes on 2 cores).
+# times (3) by as many students, graded at --jobs 2 beside a CPU-burning process; one lost point fails.
+# The student editions, handed in blank in the same batch, score 0 (tests/homework/test_homework.py;
+# about 8 minutes on 2 cores).
 honest: env
 	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -p no:cacheprovider -m honest tests/homework
 

@@ -13,10 +13,10 @@ import os
 import psutil
 import pytest
 
-from homework_notebooks import cell_index, graded_notebooks, paste_solutions, read, tiny_course, write
+from homework_notebooks import cell_index, paste_solutions, tiny_course, write
 from iolab.commands import main
 from iolab.homework import batch as class_batch
-from iolab.homework import answers, cgroups, editions, grading, markup, sandbox
+from iolab.homework import answers, cgroups, editions, grading, sandbox
 
 
 HANG_SECONDS = "611.5"
@@ -180,39 +180,8 @@ def test_grading_runs_the_setup_and_exercise_cells_and_a_students_own_cells_amon
     assert grading.cells_to_run(nb, blocks, whole=True) == [1, 2, 4, 5, 7, 9, 11, 13]
 
 
-# --- the round trip on the course's graded notebooks -------------------------------------------
-# These measure (ex-more-than-cores compares CPU times): solo, like the other timing tests.
-
-
-def _grade(nb, path, student):
-    rows = grading.grade(nb, read(path), student, path.name, grading.GradingOptions(sandbox=SANDBOX))
-    assert rows, "a graded notebook has rows"
-    return rows
-
-
-@pytest.mark.solo
-@pytest.mark.parametrize("path", graded_notebooks(), ids=lambda p: p.stem)
-def test_the_student_edition_as_handed_out_scores_zero_on_every_check(path):
-    rows = _grade(editions.student_edition(read(path)), path, "ada")
-    assert [(r.points, r.status) for r in rows] == [(0.0, "failed")] * len(rows)
-    assert all(r.reason.startswith("not answered: the solution cell still raises NotImplementedError") for r in rows)
-
-
-@pytest.mark.solo
-@pytest.mark.parametrize("path", graded_notebooks(), ids=lambda p: p.stem)
-def test_the_instructor_notebook_scores_full_marks(path):
-    rows = _grade(read(path), path, "grace")
-    assert [(r.exercise, r.status, r.reason) for r in rows if r.status != "passed"] == []
-    assert sum(r.points for r in rows) == sum(e.points for e in markup.exercises(read(path)))
-
-
-@pytest.mark.solo
-@pytest.mark.parametrize("path", graded_notebooks(), ids=lambda p: p.stem)
-def test_the_student_edition_with_the_solutions_pasted_back_scores_full_marks(path):
-    instructor = read(path)
-    rows = _grade(paste_solutions(editions.student_edition(instructor), instructor), path, "ada")
-    assert [(r.exercise, r.status, r.reason) for r in rows if r.status != "passed"] == []
-    assert sum(r.points for r in rows) == sum(r.max_points for r in rows) > 0
+# The round trip on the course's graded notebooks (the student edition as handed out scores 0, its
+# solutions pasted back score full marks) is the honest stage's batch: tests/homework/test_homework.py.
 
 
 def test_grading_two_at_a_time_gives_the_same_rows_as_one_at_a_time(tmp_path):
