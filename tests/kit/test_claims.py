@@ -50,7 +50,7 @@ def test_what_held_sets_this_run_beside_the_reference_and_says_why_they_can_diff
     assert row["this run"].startswith("did not hold: slower")
     assert row["reference run"].startswith("held: faster")
     assert row["why they can differ"] == "one core: pre-fork's children take turns"
-    assert glued["toy-what-held"] is table
+    assert glued["toy-what-held"].equals(table.set_index("claim"))
 
 
 def test_agreeing_runs_need_no_excuse_and_a_missing_reference_is_said(glued):

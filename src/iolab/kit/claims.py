@@ -178,5 +178,5 @@ class Claims:
                 "why they can differ": "" if agree else claim.why_it_can_differ or "this machine is not the reference's",
             })
         table = pd.DataFrame(rows, columns=["claim", "this run", "reference run", "why they can differ"])
-        plots.glue(f"{self.chapter}-what-held", table)
+        plots.glue(f"{self.chapter}-what-held", table.set_index("claim"))  # rows named by their claim
         return table
