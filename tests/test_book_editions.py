@@ -26,6 +26,18 @@ FIGURE_ALT = "A rising line of three points: the toy measurement grows with its 
 NOTEBOOK_ALT = "The same rising line, as the notebook draws it under its code."
 
 
+# A claim decided by the kit, its words pasted into the prose, and the chapter's "What held" table.
+CLAIM_STATEMENT = "The big side measures more than the small side"
+CLAIM_CELL = f"""import pandas as pd
+from iolab.kit import claims, verdicts
+chapter = claims.Claims("toy")
+runs = pd.DataFrame({{"side": ["big"] * 3 + ["small"] * 3, "v": [300, 310, 305, 100, 101, 99]}})
+bigger = claims.Claim("bigger", "{CLAIM_STATEMENT}", expect="higher", data="toy-runs", higher="more", lower="less",
+                      decide=lambda df: verdicts.compare(claims.values(df, "v", side="big"), claims.values(df, "v", side="small")))
+chapter.decide(bigger, runs)
+chapter.what_held()"""
+
+
 def cell(kind: str, source: str, grade_id: str | None = None, mystnb: dict | None = None, **meta) -> nbformat.NotebookNode:
     made = nbformat.v4.new_markdown_cell(source) if kind == "markdown" else nbformat.v4.new_code_cell(source)
     if mystnb:
@@ -49,6 +61,7 @@ def toy_notebook() -> nbformat.NotebookNode:
              "pred-toy-check", grade=True, locked=True, points=1),
         cell("markdown", "```{solution-end}\n```"),
         cell("code", "measured = base * 1000 + 17\nglue('toy-measured', measured)"),
+        cell("code", CLAIM_CELL),
         cell("code", "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(2, 2))\nax.plot([1, 2, 3])\n"
                      "glue('toy-fig-line', fig, display=False)\nfig", mystnb={"image": {"alt": NOTEBOOK_ALT}}),
     ]
@@ -62,6 +75,8 @@ def built(tmp_path_factory) -> Path:
     (root / "notebooks").mkdir()
     nbformat.write(toy_notebook(), root / "notebooks/toy.ipynb")
     (root / "intro.md").write_text("# Toy\n\nMeasured: {glue:text}`notebooks/toy.ipynb::toy-measured:d`.\n\n"
+                                   "The big side: {glue:text}`notebooks/toy.ipynb::toy-claim-bigger:s`.\n\n"
+                                   "```{glue} toy-what-held\n:doc: notebooks/toy.ipynb\n```\n\n"
                                    "```{glued-figure} toy-fig-line\n:doc: notebooks/toy.ipynb\n:name: fig-toy-line\n"
                                    f":alt: {FIGURE_ALT}\n\nThe toy's line, against its input.\n```\n")
     (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: notebooks/toy\n")
@@ -76,7 +91,7 @@ def built(tmp_path_factory) -> Path:
                                         "glued_figure": str(ROOT / "book" / "_ext"),
                                         "kernel_transport": str(ROOT / "book" / "_ext")}}}))
     for edition, out in (("readers", root), ("student", root / "_build" / "student")):
-        env = {**os.environ, "IOLAB_EDITION": edition, "IOLAB_REPOSITORY": REPOSITORY}
+        env = {**os.environ, "IOLAB_EDITION": edition, "IOLAB_REPOSITORY": REPOSITORY, "IOLAB_DATA": str(root / "data")}
         done = subprocess.run([str(JUPYTER_BOOK), "build", "--warningiserror", "--path-output", str(out), str(root)],
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -88,6 +103,15 @@ def texts(html: Path) -> dict[str, str]:
     """Every built page and served download under ``html``, by path."""
     files = [*html.rglob("*.html"), *(html / "_sources").rglob("*")]
     return {str(p.relative_to(html)): p.read_text(errors="replace") for p in files if p.is_file()}
+
+
+def test_a_claims_words_and_the_what_held_table_are_pasted_from_the_run(built: Path) -> None:
+    page = texts(built / "_build" / "html")["intro.html"]
+    words = re.sub(r"<[^>]+>", "", page)
+    assert re.search(r"The big side: more \(\d\.\d\d-\d\.\d\dx\)", words), "the claim's words, as the run decided them"
+    table = page[page.index("<table"):page.index("</table>")]
+    assert "held: more (" in table and "no reference run" in table
+    assert re.search(rf"<th>{CLAIM_STATEMENT}</th>", table), "each row is named by its claim, not by a number"
 
 
 def test_the_readers_edition_folds_the_solution_and_never_shows_a_hidden_test(built: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from iolab.commands import main
@@ -29,3 +30,29 @@ def test_compare_warns_about_unstable_runs_and_refuses_what_is_not_numbers(capsy
     with pytest.raises(SystemExit):
         main(["compare", "fast", "1,2"])
     assert "neither a file nor numbers" in capsys.readouterr().err
+
+
+def _claims(folder, **verdicts):
+    folder.mkdir()
+    rows = [{"chapter": "04", "claim": name, "statement": f"{name} holds", "scale": "quick", "expect": "higher",
+             "verdict": v, "held": "held" if v == "higher" else "did not hold"} for name, v in verdicts.items()]
+    pd.DataFrame(rows).to_csv(folder / "04-claims.csv", index=False)
+    return folder
+
+
+def test_claims_shows_both_runs_and_fails_only_on_a_claim_decided_the_other_way(tmp_path, capsys):
+    earlier = _claims(tmp_path / "earlier", fast="higher", cheap="higher")
+    steady = _claims(tmp_path / "steady", fast="higher", cheap="same")
+    assert main(["claims", str(steady), "--earlier", str(earlier)]) == 0
+    out = capsys.readouterr().out
+    assert "cheap" in out and "flipped" not in out
+    flipped = _claims(tmp_path / "flipped", fast="lower", cheap="higher")
+    assert main(["claims", str(flipped), "--earlier", str(earlier)]) == 1
+    assert "flipped: 04-claim-fast (fast holds): higher in" in capsys.readouterr().out
+
+
+def test_claims_without_an_earlier_run_says_so_and_passes(tmp_path, capsys):
+    (tmp_path / "none").mkdir()
+    later = _claims(tmp_path / "later", fast="higher")
+    assert main(["claims", str(later), "--earlier", str(tmp_path / "none")]) == 0
+    assert "no claims recorded in" in capsys.readouterr().out

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from iolab.kit import claims, plots, verdicts
+from iolab.kit.scale import scale
 
 
 def rps_of(server: str):
@@ -25,7 +26,8 @@ def runs(prefork: list[float], loop: list[float]) -> pd.DataFrame:
 
 
 @pytest.fixture
-def glued(monkeypatch):
+def glued(monkeypatch, tmp_path):
+    monkeypatch.setenv("IOLAB_DATA", str(tmp_path))  # what_held saves this run's verdicts
     store: dict[str, object] = {}
     monkeypatch.setattr(plots, "glue", lambda name, value: store.__setitem__(name, value))
     return store
@@ -48,7 +50,7 @@ def test_what_held_sets_this_run_beside_the_reference_and_says_why_they_can_diff
     assert row["this run"].startswith("did not hold: slower")
     assert row["reference run"].startswith("held: faster")
     assert row["why they can differ"] == "one core: pre-fork's children take turns"
-    assert glued["toy-what-held"] is table
+    assert glued["toy-what-held"].equals(table.set_index("claim"))
 
 
 def test_agreeing_runs_need_no_excuse_and_a_missing_reference_is_said(glued):
@@ -88,3 +90,28 @@ def test_a_claim_this_machine_cannot_measure_pastes_the_references_words_labelle
     assert row["this run"] == "not measured here" and row["reference run"].startswith("held: faster")
     chapter.not_measured(FASTER, "no Go", lambda name: None)
     assert glued["toy-claim-prefork-over-loop"] == "not measured here (no Go)"
+
+
+def test_what_held_saves_this_runs_verdicts_for_the_next_run_to_compare(glued):
+    saved: dict[str, pd.DataFrame] = {}
+    chapter = claims.Claims("toy")
+    chapter.decide(FASTER, runs([300, 310, 305], [100, 101, 99]))
+    chapter.what_held(lambda name: None, save=lambda df, name: saved.__setitem__(name, df))
+    row = saved["toy-claims"].iloc[0]
+    assert list(saved["toy-claims"].columns) == claims.RECORD
+    assert (row["claim"], row["verdict"], row["held"], row["scale"]) == ("prefork-over-loop", "higher", "held", scale().name)
+
+
+def _recorded(*verdicts: str, scale: str = "quick") -> pd.DataFrame:
+    return pd.DataFrame([{"chapter": "04", "claim": f"c{i}", "statement": "s", "scale": scale, "verdict": v}
+                         for i, v in enumerate(verdicts)])
+
+
+def test_a_claim_decided_higher_then_lower_flipped_and_same_or_undecided_did_not():
+    earlier = _recorded("higher", "higher", "lower", "same", "undecided")
+    later = _recorded("lower", "same", "higher", "higher", "lower")
+    assert list(claims.flips(earlier, later).claim) == ["c0", "c2"]
+
+
+def test_runs_at_different_scales_are_not_compared():
+    assert claims.flips(_recorded("higher", scale="full"), _recorded("lower")).empty

@@ -14,7 +14,7 @@ register its commands (``CHAPTERS`` lists them for ``--help``, by chapter):
   ``event_loop`` (``wordfreq``), ``asyncio_trio`` (``looplag``), ``upstreams``, ``locks``,
   ``databases`` (``db``), ``c10k`` (``sleepers``), and chapter 12's ``netlab`` and ``networks``;
 - the tools every chapter uses: ``servers`` (``serve``), ``load``, ``attack`` (bad clients against a
-  server), ``tools`` (``guard``, ``machine``, ``ps``, ``compare``) and ``homework``;
+  server), ``tools`` (``guard``, ``machine``, ``ps``, ``compare``, ``claims``) and ``homework``;
 - what the commands share: ``argtypes`` (argument types that refuse a bad number with a reason) and
   ``table`` (the registry's type, and one way to print a table).
 """
@@ -41,14 +41,15 @@ from iolab.commands.processes import add_costs, add_cow, add_julia
 from iolab.commands.servers import add_serve
 from iolab.commands.sockets import add_backlog
 from iolab.commands.table import Subparsers
-from iolab.commands.tools import add_compare, add_guard, add_machine, add_ps
+from iolab.commands.tools import add_claims, add_compare, add_guard, add_machine, add_ps
 from iolab.commands.upstreams import add_upstreams
 
 # The commands as ``--help`` lists them: the tools first, then each chapter's instruments in the
 # order of the course.
 CHAPTERS: list[tuple[str, list[Callable[[Subparsers], None]]]] = [
     ("tools: servers, load, process checks, comparisons, homework", [add_serve, add_load, add_attack, add_guard,
-                                                                     add_machine, add_ps, add_compare, add_homework]),
+                                                                     add_machine, add_ps, add_compare, add_claims,
+                                                                     add_homework]),
     ("1  processes and fork", [add_costs, add_cow, add_julia]),
     ("2  blocking and non-blocking I/O", [add_readiness]),
     ("3  sockets", [add_backlog]),

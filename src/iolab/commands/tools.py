@@ -1,4 +1,4 @@
-"""``python -m iolab guard|machine|ps|compare``: the tools every chapter uses, not one chapter's instrument."""
+"""``python -m iolab guard|machine|ps|compare|claims``: the tools every chapter uses, not one chapter's instrument."""
 
 from __future__ import annotations
 
@@ -96,5 +96,36 @@ def add_compare(sub: Subparsers) -> None:
         else:
             print(c.words(args.higher, args.lower) + (f"\n{c.warning}" if c.warning else ""))
         return 0
+
+    p.set_defaults(run=run)
+
+
+def add_claims(sub: Subparsers) -> None:
+    p = sub.add_parser("claims", help="the chapters' claims as two runs decided them; fails if one flipped")
+    p.add_argument("later", nargs="?", help="folder of the later run's NN-claims.csv (default: data/measured)")
+    p.add_argument("--earlier", help="folder of the earlier run's (default: data/reference)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    def run(args: argparse.Namespace) -> int:
+        from pathlib import Path
+
+        from iolab.kit import claims
+        from iolab.kit.paths import data_dir
+
+        later = Path(args.later) if args.later else data_dir() / "measured"
+        earlier = Path(args.earlier) if args.earlier else data_dir() / "reference"
+        a, b = claims.recorded(earlier), claims.recorded(later)
+        if a.empty or b.empty:
+            print(f"no claims recorded in {earlier if a.empty else later}: nothing to compare")
+            return 0
+        both = a.merge(b, on=["chapter", "claim"], how="outer", suffixes=(" earlier", " later"))
+        shown = both[["chapter", "claim", "scale earlier", "held earlier", "verdict earlier",
+                      "scale later", "held later", "verdict later"]].fillna("")
+        print_table(shown, args.json)
+        flipped = claims.flips(a, b)
+        for _, row in flipped.iterrows():
+            print(f"flipped: {row['chapter']}-claim-{row['claim']} ({row['statement earlier']}): "
+                  f"{row['verdict earlier']} in {earlier}, {row['verdict later']} in {later}")
+        return 1 if len(flipped) else 0
 
     p.set_defaults(run=run)

@@ -7,17 +7,20 @@ this run's data and glues its words (``04-claim-NAME``: "faster (2.9-3.1x)") for
 never types the comparison itself. The same function decides it on the reference run's data
 (``data/reference/DATA.csv``), and :meth:`Claims.what_held` glues the table each chapter page ends
 with: each claim, what this run said, what the reference run said, and, where the two disagree,
-why they can.
+why they can. It also saves this run's verdicts (``CHAPTER-claims``), so that two runs can be set side
+by side (:func:`flips`: a claim one run called higher and another lower was decided by chance).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
 from iolab.kit import plots, results
+from iolab.kit.scale import scale
 from iolab.kit.verdicts import Comparison, Verdict
 
 HELD, NOT_HELD, UNDECIDED = "held", "did not hold", "not decided"
@@ -86,6 +89,38 @@ def verdict_words(claim: Claim, comparison: Comparison) -> str:
 
 
 NOT_MEASURED = "not measured here"
+# Verdicts that contradict each other. "the same" or "not decided" against either is no flip: the noise
+# band, or the spread, allowed both.
+OPPOSITE = {("higher", "lower"), ("lower", "higher")}
+
+
+RECORD = ["chapter", "claim", "statement", "scale", "expect", "verdict", "held", "ratio", "low", "high"]
+
+
+def record(chapter: str, claim: Claim, comparison: Comparison | None) -> dict[str, object]:
+    """One claim's verdict on this run: a row of the chapter's ``NN-claims`` results (columns ``RECORD``)."""
+    return {"chapter": chapter, "claim": claim.name, "statement": claim.statement, "scale": scale().name,
+            "expect": claim.expect, "verdict": comparison.verdict if comparison else NOT_MEASURED,
+            "held": held(claim, comparison) if comparison else NOT_MEASURED,
+            "ratio": comparison.ratio if comparison else None,
+            "low": comparison.low if comparison else None, "high": comparison.high if comparison else None}
+
+
+def recorded(folder: Path) -> pd.DataFrame:
+    """Every chapter's ``NN-claims.csv`` in ``folder`` (``data/measured``, ``data/reference``), as one frame."""
+    files = sorted(folder.glob("*-claims.csv"))
+    frames = [pd.read_csv(f, dtype={"chapter": str}) for f in files]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=RECORD)
+
+
+def flips(earlier: pd.DataFrame, later: pd.DataFrame) -> pd.DataFrame:
+    """The claims two runs at the same scale decided in opposite directions, with both runs' columns.
+
+    Runs at different scales are different experiments (shorter, fewer clients): they are not compared.
+    """
+    both = earlier.merge(later, on=["chapter", "claim", "scale"], suffixes=(" earlier", " later"))
+    opposite = [(a, b) in OPPOSITE for a, b in zip(both["verdict earlier"], both["verdict later"])]
+    return both[pd.Series(opposite, index=both.index, dtype=bool)]
 
 
 def on_reference(claim: Claim, reference: Callable[[str], pd.DataFrame | None]) -> Comparison | None:
@@ -122,8 +157,15 @@ class Claims:
         plots.glue(f"{self.chapter}-claim-{claim.name}", words)
         return there
 
-    def what_held(self, reference: Callable[[str], pd.DataFrame | None] = results.reference) -> pd.DataFrame:
-        """Each claim on this run and on the reference run; glued as ``CHAPTER-what-held``."""
+    def what_held(self, reference: Callable[[str], pd.DataFrame | None] = results.reference,
+                  save: Callable[[pd.DataFrame, str], object] = results.save) -> pd.DataFrame:
+        """Each claim on this run and on the reference run; glued as ``CHAPTER-what-held``.
+
+        This run's verdicts are saved as ``CHAPTER-claims`` (the reference run's copy records which
+        claims held there; ``python -m iolab claims`` finds the ones two runs decided oppositely).
+        """
+        save(pd.DataFrame([record(self.chapter, claim, here) for claim, here in self.decided.values()]),
+             f"{self.chapter}-claims")
         rows = []
         for claim, here in self.decided.values():
             there = on_reference(claim, reference)
@@ -136,5 +178,5 @@ class Claims:
                 "why they can differ": "" if agree else claim.why_it_can_differ or "this machine is not the reference's",
             })
         table = pd.DataFrame(rows, columns=["claim", "this run", "reference run", "why they can differ"])
-        plots.glue(f"{self.chapter}-what-held", table)
+        plots.glue(f"{self.chapter}-what-held", table.set_index("claim"))  # rows named by their claim
         return table
