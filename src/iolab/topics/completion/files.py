@@ -39,7 +39,8 @@ from iolab.kit.scale import Scale
 from iolab.topics.completion import support
 
 BLOCK = 4096
-# A page: the strictest alignment O_DIRECT asks of memory on Linux (most devices need 512 bytes).
+# A page: safe for O_DIRECT on common devices and filesystems (most need 512 bytes). open(2) says the
+# rules vary by filesystem and kernel; since Linux 6.1 statx(STATX_DIOALIGN) reports them.
 ALIGN = 4096
 # Filesystems that accept O_DIRECT but answer from memory: reads there never reach a device.
 MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"})
@@ -203,7 +204,7 @@ def read_threads(path: Path, count: int, seconds: float, threads: int, seed: int
 
 
 def _init_ring(uring: object, ring: object, depth: int) -> None:
-    """Set up ``ring`` for ``depth`` entries, with completions run only when we wait (as fio does).
+    """Set up ``ring`` for ``depth`` entries, with completions run only when we wait (as fio 3.33 and later do).
 
     DEFER_TASKRUN (Linux 6.1, with SINGLE_ISSUER) lets the kernel finish completions in our own
     io_uring_enter instead of interrupting the program for each one; older kernels refuse the flags

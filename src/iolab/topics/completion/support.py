@@ -8,7 +8,8 @@ io_uring is often switched off, and each way of switching it off looks different
 - ``sysctl kernel.io_uring_disabled`` is 2 (off for everyone) or 1 (off for processes that are
   neither privileged nor in the group ``kernel.io_uring_group`` names);
 - a seccomp filter refuses the system calls: Docker's default profile (since Docker 25) makes
-  ``io_uring_setup`` fail with EPERM, gVisor and some hosted notebooks with ENOSYS;
+  ``io_uring_setup`` fail with EPERM, podman's with ENOSYS (its ``defaultErrnoRet`` is 38), and
+  containerd 2.0's drops them;
 - the kernel lacks one of the operations we need (older kernels, or a restricted build).
 
 Set ``IOLAB_NO_IO_URING=1`` to take the "not there" path on a machine where io_uring works: the
@@ -58,7 +59,7 @@ def _setup_refused(err: OSError) -> str:
                 " (Docker's default profile does; run the container with io_uring allowed)")
     if err.errno == errno.ENOSYS:
         return ("io_uring_setup failed with ENOSYS: the kernel was built without io_uring,"
-                " or a sandbox (gVisor, a seccomp filter) hides it")
+                " or a seccomp filter (podman's default) refuses it")
     return f"io_uring_setup failed: {err}"
 
 

@@ -161,6 +161,9 @@ class _Server:
             self.ring.accept(self.listener)
 
     def _sent(self, cid: int, conn: _Connection, res: int) -> None:
+        # io_uring does not order two sends on one socket unless they are linked: taking the oldest is
+        # right while a connection has one answer in flight at a time, as the course's clients do (each waits
+        # for its answer); a client that pipelines requests would need the sends linked.
         data = conn.sending.pop(0)
         if 0 <= res < len(data):  # the socket took only part of it: send the rest
             self.ring.send(cid, conn, data[res:])
