@@ -133,14 +133,15 @@ LAB ?= notebooks
 lab: env
 	$(BIN)/jupyter lab --notebook-dir=$(LAB) --KernelManager.transport=ipc $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) $(JUPYTER_ARGS)
 
-# Homework (README, "Homework"): the student edition of every notebook, and the autograder. The
+# Homework (README, "Homework"): the student edition of every notebook, and the autograder (a notebook
+# already in $(HOMEWORK) with answers in it is kept, and the target fails saying so; FORCE=1 replaces it). The
 # grader runs each submission at quick scale with IOLAB_STUDENT set to its folder's name; the grades
 # go next to the submissions (not into $(BUILD), which `make clean` removes).
 HOMEWORK ?= $(BUILD)/homework
 GRADES   ?= $(SUBMISSIONS)/grades.csv
 
 homework: env
-	$(GUARD) $(BIN)/python -m iolab homework student $(HOMEWORK)
+	$(GUARD) $(BIN)/python -m iolab homework student $(HOMEWORK) $(if $(FORCE),--force)
 
 # JOBS=N grades N submissions at once; NO_SANDBOX=1 grades without bubblewrap (trusted code only);
 # RELEASE_HIDDEN=1 quotes hidden checks' messages in the feedback (they state the answers);

@@ -147,6 +147,20 @@ def test_the_student_command_writes_every_notebook_the_same_way_twice(tmp_path, 
     assert all((tmp_path / "one" / n).read_bytes() == (tmp_path / "two" / n).read_bytes() for n in written)
 
 
+def test_making_the_editions_again_keeps_a_notebook_a_student_wrote_in_unless_forced(tmp_path, capsys):
+    folder = tmp_path / "homework"
+    assert main(["homework", "student", str(folder)]) == 0
+    assert main(["homework", "student", str(folder)]) == 0, "an untouched edition is written again"
+    answered = folder / COURSE_NOTEBOOKS[0].name
+    answered.write_text(answered.read_text().replace("raise NotImplementedError", "answer = 42  # mine", 1))
+    capsys.readouterr()
+    assert main(["homework", "student", str(folder)]) == 1
+    assert "kept 1 notebooks that differ from their student edition" in capsys.readouterr().out
+    assert "answer = 42  # mine" in answered.read_text()
+    assert main(["homework", "student", str(folder), "--force"]) == 0
+    assert "answer = 42  # mine" not in answered.read_text()
+
+
 def _bound(source: str) -> set[str]:
     """The names a cell binds anywhere (assignments, imports, defs and their arguments, loop targets)."""
     names = set()

@@ -23,12 +23,17 @@ def add_homework(sub: Subparsers) -> None:
                                  "hidden tests and folded explanations removed, predictions as questions.")
     student.add_argument("out_dir", type=Path, metavar="OUT_DIR")
     student.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
+    student.add_argument("--force", action="store_true", help="replace notebooks in OUT_DIR that were changed (answers are lost)")
 
     def run_student(args: argparse.Namespace) -> int:
         from iolab.homework.editions import write_student_editions
 
-        written = write_student_editions(args.notebooks, args.out_dir)
+        written, kept = write_student_editions(args.notebooks, args.out_dir, force=args.force)
         print(f"{len(written)} student notebooks in {args.out_dir.resolve()}")
+        if kept:
+            print(f"kept {len(kept)} notebooks that differ from their student edition (answers written in them, or an "
+                  f"older course's): {', '.join(p.name for p in kept)}; --force (make homework FORCE=1) replaces them")
+            return 1
         return 0
 
     student.set_defaults(run=run_student)

@@ -118,14 +118,22 @@ def student_edition(nb: Any) -> Any:
     return out
 
 
-def write_student_editions(notebooks: Path, out_dir: Path) -> list[Path]:
-    """Write the student edition of every notebook in ``notebooks`` into ``out_dir``; the files written."""
+def write_student_editions(notebooks: Path, out_dir: Path, force: bool = False) -> tuple[list[Path], list[Path]]:
+    """Write the student edition of every notebook in ``notebooks`` into ``out_dir``: (written, kept).
+
+    A notebook already there that is not the edition about to be written (a student's answers, or an
+    edition of an older course) is kept, not overwritten, unless ``force``.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+    written, kept = [], []
     for path in sorted(notebooks.glob("*.ipynb")):
         edition = student_edition(nbformat.read(path, as_version=4))
         nbformat.validate(edition)  # nbformat.write only logs an invalid notebook
         target = out_dir / path.name
-        nbformat.write(edition, target)
+        text = nbformat.writes(edition) + "\n"  # as nbformat.write writes it
+        if target.exists() and not force and target.read_text() != text:
+            kept.append(target)
+            continue
+        target.write_text(text)
         written.append(target)
-    return written
+    return written, kept

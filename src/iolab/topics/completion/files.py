@@ -288,7 +288,7 @@ def fio_argv(path: Path, count: int, seconds: float, depth: int) -> list[str]:
         f"--bs={BLOCK}", "--direct=1", "--ioengine=io_uring", f"--iodepth={depth}",
         # uniform random offsets, like ours (fio's default visits every block once per pass)
         "--norandommap", "--randrepeat=0", f"--number_ios={count}",
-        f"--runtime={max(1, round(seconds))}s", "--lat_percentiles=1", "--percentile_list=50:99",
+        f"--runtime={max(1, round(seconds * 1000))}ms", "--lat_percentiles=1", "--percentile_list=50:99",
         "--output-format=json",
     ]
 

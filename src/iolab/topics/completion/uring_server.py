@@ -194,7 +194,9 @@ class _Server:
         # A request in flight holds the socket open: close() alone would leave an armed receive
         # waiting for ever. shutdown() ends it (its last completion finds no connection: dropped).
         del self.connections[cid]
-        sock = socket.socket(fileno=conn.fd)
+        # Family and type given: socket(fileno=) alone asks the kernel for them (getsockname, getsockopt),
+        # calls the count below would not include.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, fileno=conn.fd)
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:  # the client is gone already
