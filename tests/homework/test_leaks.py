@@ -20,7 +20,6 @@ NAMES = {
     "pred-balance": {"prefork"},  # the server's name
     "pred-models": {"smaller"},  # the prose says the notebook asks "larger or smaller"
     "pred-process-io": {"asyncio"},
-    "pred-wordfreq": {"threads", "a thread"},
     "pred-failure": {"cancelled"},  # inside the name `trio.Cancelled`
     "pred-offload": {"inline", "threads", "process pool"},  # the strategies compared
     "pred-counters": {"batched"},
