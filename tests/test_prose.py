@@ -142,11 +142,13 @@ ALLOWED: list[tuple[str, str, str]] = [
     # 05-event-loop.ipynb
     ("05-event-loop.ipynb", "100 ms", "arithmetic on the configured 50-150 ms waits: their mean"),
     ("05-event-loop.ipynb", "25%", CONFIGURED + ": the tolerance of the prediction's check"),
+    ("05-event-loop.ipynb", "10%", CONFIGURED + ": the noise band of the prediction's checks against the reader's runs"),
     ("05-event-loop.ipynb", "0.3 s", CONFIGURED + ": the longest of the book's three sleeps (0.3, 0.1, 0.2 s)"),
     ("05-event-loop.ipynb", "0.6 s", "arithmetic on the book's configured sleeps: their sum"),
     ("05-event-loop.ipynb", "2 MiB", CONFIGURED + ": the big stack the exercise compares against (2048 KiB)"),
     ("05-event-loop.ipynb", "128 KiB", CONFIGURED + ": the book's small_kib, the exercise's small stack"),
     # 06-asyncio-trio.ipynb
+    ("06-asyncio-trio.ipynb", "10%", CONFIGURED + ": the noise band of the predictions' checks against the reader's runs"),
     ("06-asyncio-trio.ipynb", "0.08 s", CONFIGURED + ": the waits of the three gathered jobs (0.15, 0.01 and 0.08 s)"),
     ("06-asyncio-trio.ipynb", "240 ms", "arithmetic on the three configured waits: their sum"),
     ("06-asyncio-trio.ipynb", "250 ms", CONFIGURED + ": when the failing job's sibling c would answer"),

@@ -20,9 +20,7 @@ NAMES = {
     "pred-balance": {"prefork"},  # the server's name
     "pred-models": {"smaller"},  # the prose says the notebook asks "larger or smaller"
     "pred-process-io": {"asyncio"},
-    "pred-wordfreq": {"threads", "a thread"},
     "pred-failure": {"cancelled"},  # inside the name `trio.Cancelled`
-    "pred-offload": {"inline", "threads", "process pool"},  # the strategies compared
     "pred-counters": {"batched"},
     "pred-locked-stream": {"queue + group commit"},  # the design's name
     "pred-ten-rows": {"far more"},  # a connection costing "far more" than a query is the premise, not v1's or v6's change

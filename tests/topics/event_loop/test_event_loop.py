@@ -6,6 +6,7 @@ import collections
 import random
 import subprocess
 
+import pandas as pd
 import pytest
 
 from iolab.kit import machine, procs
@@ -89,3 +90,12 @@ def test_a_measurement_refuses_what_does_not_apply_before_any_process_starts() -
         run.Measurement("asyncio", 5, stack_kib=256)
     with pytest.raises(TypeError, match="open_file"):
         run.measure("asyncio", 5, WORDS, open_file=100)
+
+
+def test_phases_split_a_run_into_connecting_and_the_rest_and_memory_per_connection() -> None:
+    runs = pd.DataFrame({"seconds": [3.0, 1.5], "connect_s": [2.0, 0.25], "peak_rss_mb": [30.0, 20.0],
+                         "rss_before_mb": [20.0, 19.0], "connections": [1000, 512]})
+    split = run.phases(runs)
+    assert split.after_s.tolist() == [1.0, 1.25]
+    assert split.kb_per_connection.tolist() == [10 * 1024 / 1000, 1024 / 512]
+    assert "after_s" not in runs  # the runs given are left as they were

@@ -5,7 +5,8 @@
 - :func:`run_client` runs a version *in this process* and measures it (run time, CPU, peak memory);
   :func:`measure_here` adds the descriptor limit and a word server of its own around it.
 - :func:`measure` runs a measurement as a fresh child process and returns its JSON; :func:`sweep`
-  runs it over versions and connection counts and returns a tidy DataFrame.
+  runs it over versions and connection counts and returns a tidy DataFrame; :func:`phases` splits each
+  run into connecting and the rest.
 """
 
 from __future__ import annotations
@@ -197,3 +198,14 @@ def sweep(models: Sequence[str], counts: Iterable[int], words: int = WORDS, prog
         result["top10"] = " ".join(f"{w}:{c}" for w, c in result.get("top10", []))
         rows.append(result)
     return pd.DataFrame(rows)
+
+
+def phases(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with two columns more: ``after_s``, the run time after the last connection had its first word
+    (``seconds - connect_s``), and ``kb_per_connection``, the memory the run added per connection.
+
+    A run's time is connecting (up to 1,000 connections pending at once, each one a thread or a task)
+    and then the words: splitting the two shows which one the versions differ in.
+    """
+    return runs.assign(after_s=runs.seconds - runs.connect_s,
+                       kb_per_connection=(runs.peak_rss_mb - runs.rss_before_mb) * 1024 / runs.connections)
