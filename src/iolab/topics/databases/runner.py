@@ -139,12 +139,14 @@ def compare_variants(
     requests: int = 2000,
     concurrency: int = CONCURRENCY,
     size: int = POOL_SIZE,
+    repeats: int = 1,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """One row per variant of source 002: its service under closed-loop load, beside the published rps.
+    """One row per variant of source 002 and repeat: its service under closed-loop load, beside the published rps.
 
     Each service is started, answers one request (kept, to check that all variants answer the same
-    bytes: ``body_sha``), is measured, and is stopped before the next starts.
+    bytes: ``body_sha``), is measured, and is stopped before the next starts. ``repeats`` rounds go
+    through every variant in turn, so that a slow patch of the machine spreads over the variants.
     """
     import hashlib
 
@@ -152,7 +154,8 @@ def compare_variants(
 
     published = published_rps()
     rows = []
-    for number in tqdm(list(variants), desc="variants", disable=not progress, leave=False):
+    runs = [(repeat, number) for repeat in range(repeats) for number in variants]
+    for repeat, number in tqdm(runs, desc="variants", disable=not progress, leave=False):
         service = VARIANTS[number]
         with open_service(db, number, sql, size) as running:
             first = get(running.url)
@@ -164,6 +167,7 @@ def compare_variants(
         rows.append(
             {
                 "variant": number,
+                "repeat": repeat,
                 "service": service.name,
                 "label": service.label,
                 **measured,
