@@ -25,7 +25,6 @@ NAMES = {
     "pred-offload": {"inline", "threads", "process pool"},  # the strategies compared
     "pred-counters": {"batched"},
     "pred-locked-stream": {"queue + group commit"},  # the design's name
-    "pred-ten-rows": {"far more"},  # a connection costing "far more" than a query is the premise, not v1's or v6's change
     "pred-10-sleepers": {"threads"},
     "pred-12-slowloris": {"asyncio", "trio"},
 }
