@@ -62,6 +62,8 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("11-measuring.md", "2 ×", CONFIGURED + ": pre-fork children from 1 to 2 x cores"),
     ("12-networks.md", "10 ms", CONFIGURED + ": the link's round trip in the loss experiment"),
     ("12-networks.md", "1%", CONFIGURED + ": the link's loss rate in the loss experiment"),
+    ("12-networks.md", "1.5 s", CONFIGURED + ": the length of the keep-alive run (duration_s=1.5)"),
+    ("12-networks.md", "100 ms", CONFIGURED + ": the slowloris and honest slow clients' time between bytes (byte_every_ms=100)"),
     ("01-processes.md", "2 ×", CONFIGURED + ": the Julia experiment runs 1 to 2 × cores processes"),
     ("02-blocking.md", "1 MiB", CONFIGURED + ": the size of each read() of the evicted file"),
     ("03-sockets.md", "60 s", "Linux's TIME_WAIT length, TCP_TIMEWAIT_LEN, fixed in the kernel"),
@@ -202,6 +204,9 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("12-networks.ipynb", "60 s", "nginx's documented default client_header_timeout"),
     ("12-networks.ipynb", "2%", "arithmetic on the configured 1% loss: a request and its answer are two packets"),
     ("12-networks.ipynb", "1,000 requests/s", CONFIGURED + ": the book's target_rps in the exercise"),
+    ("12-networks.ipynb", "10%", "the noise band of iolab.kit.verdicts (NOISE), the check's range for 'about the same'"),
+    ("12-networks.ipynb", "2 x", "the prediction's choice \"about 2x\", named in the check's ranges"),
+    ("12-networks.ipynb", "4.5 x", "the check's boundary between 'about 2x' and 'ten times or more' (about the geometric mean of 2 and 10)"),
 ]
 
 
