@@ -29,6 +29,14 @@ def test_pool_sweep_repeats_go_through_every_size_in_turns_and_read_the_database
     assert (sweep["db_cpu_ms"] > 0).all(), "every query runs in the database: its CPU time per query is not zero"
 
 
+def test_the_database_cpu_of_many_short_lived_backends_is_counted_whole(db):
+    # 16 queries of a few ms over 8 backends: each backend's CPU stays under the kernel's 10 ms tick while it
+    # lives, so it is counted only once the backend has exited.
+    sweep = experiments.pool_sweep(db, queries.cpu(200_000), [1, 8], requests=16, concurrency=8)
+    per_query = sweep.set_index("pool")["db_cpu_ms"]
+    assert per_query[8] > 0.5 * per_query[1], per_query.to_dict()
+
+
 def test_threads_vs_async_repeats_go_through_both_services_in_turns(db):
     runs = experiments.threads_vs_async(db, queries.slow(5), [2], requests=6, threads=2, repeats=2)
     assert list(zip(runs["repeat"], runs["service"])) == [(0, "sync-threads"), (0, "async-pool"),

@@ -140,7 +140,8 @@ def pool_sweep(db: Database, sql: str, sizes: Iterable[int], *, requests: int, c
     """The async pool service at each pool size, ``requests`` from ``concurrency`` keep-alive clients.
 
     One row per run: pool, repeat, rps, p50_ms, p99_ms..., and ``db_cpu_ms``, the database's CPU time
-    per answered request during the run (NaN where its processes are not visible). ``repeats`` rounds
+    per answered request during the run, read after its backends exited (NaN where its processes are
+    not visible). ``repeats`` rounds
     go through every size in turn, so that a slow patch of a shared machine spreads over the sizes
     instead of bending the curve at one of them.
     """
@@ -152,7 +153,9 @@ def pool_sweep(db: Database, sql: str, sizes: Iterable[int], *, requests: int, c
                 get(running.url)
                 before = db.cpu_seconds()
                 measured = load_service(running.url, requests, concurrency=concurrency, keepalive=True)
-                db_cpu_ms = 1000 * (db.cpu_seconds() - before) / max(1, measured["requests"])
+            # Read once the pool's backends have exited: the kernel reports a live process's CPU time in
+            # whole 10 ms ticks, and 64 backends of a few queries each would lose most of theirs.
+            db_cpu_ms = 1000 * (db.cpu_seconds() - before) / max(1, measured["requests"])
             rows.append({"pool": size, "repeat": repeat, "concurrency": concurrency, **measured, "db_cpu_ms": db_cpu_ms})
     return pd.DataFrame(rows)
 
