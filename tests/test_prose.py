@@ -62,6 +62,8 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("11-measuring.md", "2 ×", CONFIGURED + ": pre-fork children from 1 to 2 x cores"),
     ("12-networks.md", "10 ms", CONFIGURED + ": the link's round trip in the loss experiment"),
     ("12-networks.md", "1%", CONFIGURED + ": the link's loss rate in the loss experiment"),
+    ("12-networks.md", "1.5 s", CONFIGURED + ": the length of the keep-alive run (duration_s=1.5)"),
+    ("12-networks.md", "100 ms", CONFIGURED + ": the slowloris and honest slow clients' time between bytes (byte_every_ms=100)"),
     ("01-processes.md", "2 ×", CONFIGURED + ": the Julia experiment runs 1 to 2 × cores processes"),
     ("02-blocking.md", "1 MiB", CONFIGURED + ": the size of each read() of the evicted file"),
     ("03-sockets.md", "60 s", "Linux's TIME_WAIT length, TCP_TIMEWAIT_LEN, fixed in the kernel"),
@@ -178,6 +180,7 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("09-databases.ipynb", "160 requests/s", "the bandwidth law's arithmetic on configured numbers: 8 threads / 50 ms"),
     ("09-databases.ipynb", "1,280 requests/s", "the bandwidth law's arithmetic on configured numbers: 64 clients / 50 ms"),
     ("09-databases.ipynb", "20 ms", CONFIGURED + ": the exercise's waiting query (queries.slow(20))"),
+    ("09-databases.ipynb", "10%", "the noise band of iolab.kit.verdicts (NOISE), within which the check calls a change 'about the same'"),
     # 10-c10k.ipynb
     ("10-c10k.ipynb", "1 KiB", CONFIGURED + ": each read the Node.js fed program queues (Buffer.alloc(1024))"),
     ("10-c10k.ipynb", "10%", "arithmetic on configured numbers: the CPU part's share of the request, 10 ms of 100"),
@@ -203,6 +206,9 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("12-networks.ipynb", "60 s", "nginx's documented default client_header_timeout"),
     ("12-networks.ipynb", "2%", "arithmetic on the configured 1% loss: a request and its answer are two packets"),
     ("12-networks.ipynb", "1,000 requests/s", CONFIGURED + ": the book's target_rps in the exercise"),
+    ("12-networks.ipynb", "10%", "the noise band of iolab.kit.verdicts (NOISE), the check's range for 'about the same'"),
+    ("12-networks.ipynb", "2 x", "the prediction's choice \"about 2x\", named in the check's ranges"),
+    ("12-networks.ipynb", "4.5 x", "the check's boundary between 'about 2x' and 'ten times or more' (about the geometric mean of 2 and 10)"),
 ]
 
 

@@ -143,3 +143,9 @@ def test_cli_prints_a_json_list_and_uses_the_database_url(db):
     assert [r["variant"] for r in rows] == [3]
     assert {"variant", "rps", "p99_ms", "response_bytes"} <= rows[0].keys()
     assert rows[0]["rps"] > 0 and rows[0]["response_bytes"] > 17_000
+
+
+def test_repeats_run_the_variants_in_turns(db):
+    df = runner.compare_variants(db, queries.QUERIES["ten"], [3, 5], requests=10, repeats=2)
+    assert list(zip(df["repeat"], df["variant"])) == [(0, 3), (0, 5), (1, 3), (1, 5)]
+    assert (df["errors"] == 0).all() and df["answer_sha"].nunique() == 1

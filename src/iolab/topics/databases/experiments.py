@@ -25,16 +25,25 @@ SELECT_1 = "select 1"
 
 
 def _ms_each(fn, repeats: int) -> list[float]:
+    return [wall for wall, _ in _timed_each(fn, repeats)]
+
+
+def _timed_each(fn, repeats: int) -> list[tuple[float, float]]:
+    """(wall ms, CPU ms of the calling thread) of each of ``repeats`` calls of ``fn``."""
     out = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.thread_time()
         fn()
-        out.append((time.perf_counter() - start) * 1000)
+        out.append(((time.perf_counter() - start) * 1000, (time.thread_time() - cpu_start) * 1000))
     return out
 
 
 def connection_costs(db: Database, sql: str, repeats: int = 50) -> pd.DataFrame:
-    """Per step of one request, ``repeats`` timings in ms: step, repeat, ms (sync psycopg, this process)."""
+    """Per step of one request, ``repeats`` timings: step, repeat, ms (wall), cpu_ms (sync psycopg, this process).
+
+    ``ms`` is the wall time the notebook's process waited for the step; ``cpu_ms`` the CPU time its
+    thread spent on it, which leaves out the database's side (a connect's fork, a query's execution).
+    """
     def connect_and_select() -> None:
         with psycopg.connect(db.url, autocommit=True) as conn:
             conn.execute(SELECT_1).fetchone()
@@ -53,9 +62,9 @@ def connection_costs(db: Database, sql: str, repeats: int = 50) -> pd.DataFrame:
         for fn in steps.values():
             fn()  # warm: the first prepared run prepares, the first connect loads libraries
         table = [
-            {"step": step, "repeat": i, "ms": ms}
+            {"step": step, "repeat": i, "ms": ms, "cpu_ms": cpu_ms}
             for step, fn in steps.items()
-            for i, ms in enumerate(_ms_each(fn, repeats))
+            for i, (ms, cpu_ms) in enumerate(_timed_each(fn, repeats))
         ]
     db.wait_backends(base)  # a closed connection's backend exits a moment later
     return pd.DataFrame(table)
@@ -126,32 +135,48 @@ def _backend_process(db: Database, conn: psycopg.Connection) -> psutil.Process |
         return None
 
 
-def pool_sweep(db: Database, sql: str, sizes: Iterable[int], *, requests: int, concurrency: int = 64) -> pd.DataFrame:
-    """The async pool service at each pool size, ``requests`` from ``concurrency`` keep-alive clients: pool, rps, p50_ms, p99_ms..."""
+def pool_sweep(db: Database, sql: str, sizes: Iterable[int], *, requests: int, concurrency: int = 64,
+               repeats: int = 1) -> pd.DataFrame:
+    """The async pool service at each pool size, ``requests`` from ``concurrency`` keep-alive clients.
+
+    One row per run: pool, repeat, rps, p50_ms, p99_ms..., and ``db_cpu_ms``, the database's CPU time
+    per answered request during the run, read after its backends exited (NaN where its processes are
+    not visible). ``repeats`` rounds
+    go through every size in turn, so that a slow patch of a shared machine spreads over the sizes
+    instead of bending the curve at one of them.
+    """
     rows = []
-    for size in sizes:
-        with open_service(db, "async-pool", sql, size) as running:
-            get(running.url)
-            measured = load_service(running.url, requests, concurrency=concurrency, keepalive=True)
-        rows.append({"pool": size, "concurrency": concurrency, **measured})
+    sizes = list(sizes)
+    for repeat in range(repeats):
+        for size in sizes:
+            with open_service(db, "async-pool", sql, size) as running:
+                get(running.url)
+                before = db.cpu_seconds()
+                measured = load_service(running.url, requests, concurrency=concurrency, keepalive=True)
+            # Read once the pool's backends have exited: the kernel reports a live process's CPU time in
+            # whole 10 ms ticks, and 64 backends of a few queries each would lose most of theirs.
+            db_cpu_ms = 1000 * (db.cpu_seconds() - before) / max(1, measured["requests"])
+            rows.append({"pool": size, "repeat": repeat, "concurrency": concurrency, **measured, "db_cpu_ms": db_cpu_ms})
     return pd.DataFrame(rows)
 
 
 def threads_vs_async(
-    db: Database, sql: str, concurrencies: Sequence[int], *, requests: int, threads: int = 8
+    db: Database, sql: str, concurrencies: Sequence[int], *, requests: int, threads: int = 8, repeats: int = 1
 ) -> pd.DataFrame:
     """A slow query through N threads (blocking calls) and through an async pool as large as the clients.
 
-    One row per service and concurrency: service, workers (threads or connections), concurrency, rps, p99_ms.
+    One row per run: service, workers (threads or connections), concurrency, repeat, rps, p99_ms...
+    ``repeats`` rounds go through both services in turn.
     """
     pool = max(concurrencies)
     rows = []
-    for name, workers in (("sync-threads", threads), ("async-pool", pool)):
-        with open_service(db, name, sql, workers) as running:
-            get(running.url)
-            for c in concurrencies:
-                measured = load_service(running.url, max(requests, 2 * c), concurrency=c, keepalive=True)
-                rows.append({"service": name, "workers": workers, "concurrency": c, **measured})
+    for repeat in range(repeats):
+        for name, workers in (("sync-threads", threads), ("async-pool", pool)):
+            with open_service(db, name, sql, workers) as running:
+                get(running.url)
+                for c in concurrencies:
+                    measured = load_service(running.url, max(requests, 2 * c), concurrency=c, keepalive=True)
+                    rows.append({"service": name, "workers": workers, "concurrency": c, "repeat": repeat, **measured})
     return pd.DataFrame(rows)
 
 

@@ -139,12 +139,14 @@ def compare_variants(
     requests: int = 2000,
     concurrency: int = CONCURRENCY,
     size: int = POOL_SIZE,
+    repeats: int = 1,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """One row per variant of source 002: its service under closed-loop load, beside the published rps.
+    """One row per variant of source 002 and repeat: its service under closed-loop load, beside the published rps.
 
     Each service is started, answers one request (kept, to check that all variants answer the same
-    bytes: ``body_sha``), is measured, and is stopped before the next starts.
+    bytes: ``body_sha``), is measured, and is stopped before the next starts. ``repeats`` rounds go
+    through every variant in turn, so that a slow patch of the machine spreads over the variants.
     """
     import hashlib
 
@@ -152,7 +154,8 @@ def compare_variants(
 
     published = published_rps()
     rows = []
-    for number in tqdm(list(variants), desc="variants", disable=not progress, leave=False):
+    runs = [(repeat, number) for repeat in range(repeats) for number in variants]
+    for repeat, number in tqdm(runs, desc="variants", disable=not progress, leave=False):
         service = VARIANTS[number]
         with open_service(db, number, sql, size) as running:
             first = get(running.url)
@@ -160,10 +163,14 @@ def compare_variants(
                 raise RuntimeError(f"variant {number} ({service.name}) answered {first.head.decode(errors='replace')}")
             before = cpu_snapshot(db, running.pid)
             measured = load_service(running.url, requests, concurrency=concurrency)
-            measured |= cpu_per_request(before, cpu_snapshot(db, running.pid), measured)
+            service_after = cpu_snapshot(db, running.pid)[0]
+        # The database's side is read once the service's backends have exited: the kernel reports a live
+        # process's CPU time in whole 10 ms ticks, which would lose up to 10 ms per pooled backend.
+        measured |= cpu_per_request(before, (service_after, db.cpu_seconds()), measured)
         rows.append(
             {
                 "variant": number,
+                "repeat": repeat,
                 "service": service.name,
                 "label": service.label,
                 **measured,
