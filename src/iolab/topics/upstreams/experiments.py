@@ -93,6 +93,24 @@ def timelines(runs: dict[str, UpstreamsResult]) -> pd.DataFrame:
     return _tidy(runs, UpstreamsResult.timeline)
 
 
+def rate_samples(runs: dict[str, UpstreamsResult], scenario: str) -> pd.DataFrame:
+    """Each run's rate in quarter-seconds (:meth:`UpstreamsResult.rate_samples`): columns scenario, run, slice, rps.
+
+    The samples a claim compares two runs' rates on, with their spread; tidy, so that the chapter's
+    scenarios go in one table (``results.save``) and the reference run's can be read back.
+    """
+    frames = [pd.DataFrame({"scenario": scenario, "run": label, "slice": np.arange(len(s)), "rps": s})
+              for label, r in runs.items() for s in [r.rate_samples()]]
+    return pd.concat(frames, ignore_index=True)
+
+
+def tail_samples(runs: dict[str, UpstreamsResult], scenario: str) -> pd.DataFrame:
+    """Each run's p99 overhead per block of 500 answers (:meth:`UpstreamsResult.tail_samples`): scenario, run, block, p99_ms."""
+    frames = [pd.DataFrame({"scenario": scenario, "run": label, "block": np.arange(len(s)), "p99_ms": s})
+              for label, r in runs.items() for s in [r.tail_samples()]]
+    return pd.concat(frames, ignore_index=True)
+
+
 def curves(runs: dict[str, UpstreamsResult]) -> pd.DataFrame:
     """Overhead from p0 to p100 of each run; a ``run`` column."""
     return _tidy(runs, UpstreamsResult.overhead_curve)

@@ -30,15 +30,20 @@ from iolab.topics.upstreams.spec import ANSWER, Endpoint, parse_spec
 PERCENTILES = (0.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 100.0)
 # Percentiles for the p0..p100 curve (the source's "overhead by percentile" plots).
 CURVE = tuple(np.concatenate([np.linspace(0, 90, 19), np.linspace(91, 99, 9), [99.5, 99.9, 99.99, 100]]))
+# Rate samples for comparisons: a quarter of a second holds 250 answers at 1,000 req/s, enough to be a
+# rate, and a 3 s run still gives eight of them.
+RATE_SLICE_S = 0.25
+# Tail samples: a p99 of 500 requests rests on its 5 slowest, and a 3 s run at 1,000 req/s gives six.
+TAIL_BLOCK = 500
 
 
 # Settings that mean nothing for a model, left out of its summary.
 _NOT_APPLICABLE = {"sync": ("loop", "limit", "limit_scope"), "async": ("threads",)}
 
 
-def rate_window(counts: np.ndarray, cut: bool = False) -> np.ndarray:
-    """The per-second counts the average is taken over: those strictly between the first second
-    that saw a success and the last one.
+def window_bounds(counts: np.ndarray, cut: bool = False) -> tuple[int, int] | None:
+    """The seconds ``[start, end)`` the average is taken over: those strictly between the first second
+    that saw a success and the last one; None if no second saw one.
 
     Those two are partial: the first misses the answers still on their way, the last ends with the
     run. (Source 001's tool drops two seconds at each end; one suffices.) The last second is the
@@ -48,9 +53,15 @@ def rate_window(counts: np.ndarray, cut: bool = False) -> np.ndarray:
     """
     seen = np.flatnonzero(counts)
     if len(seen) == 0:
-        return counts[:0]
-    first, last = seen[0], (len(counts) - 1 if cut else seen[-1])
-    return counts[first + 1 : last] if last - first >= 2 else counts[first : last + 1]
+        return None
+    first, last = int(seen[0]), (len(counts) - 1 if cut else int(seen[-1]))
+    return (first + 1, last) if last - first >= 2 else (first, last + 1)
+
+
+def rate_window(counts: np.ndarray, cut: bool = False) -> np.ndarray:
+    """The per-second counts the average is taken over (see :func:`window_bounds`)."""
+    bounds = window_bounds(counts, cut)
+    return counts[:0] if bounds is None else counts[bounds[0] : bounds[1]]
 
 
 @dataclass(frozen=True)
@@ -136,6 +147,24 @@ class UpstreamsResult:
         window = rate_window(self.rate_per_second(), cut=self.unfinished > 0)
         return float(window.mean()) if len(window) else 0.0
 
+    def rate_samples(self, slice_s: float = RATE_SLICE_S) -> np.ndarray:
+        """Successful answers per second in each ``slice_s`` slice of the seconds :attr:`avg_rate` averages.
+
+        One run's many samples of its rate, for comparing two runs with their spread
+        (:func:`iolab.kit.verdicts.compare`): a 3 s run has only two full seconds, but eight
+        quarter-seconds. Their mean is :attr:`avg_rate`, up to a slice cut by the window's end.
+        """
+        bounds = window_bounds(self.rate_per_second(), cut=self.unfinished > 0)
+        if bounds is None:
+            return np.zeros(0)
+        start, end = bounds
+        edges = np.arange(start, end + slice_s / 2, slice_s)
+        if len(edges) < 2:
+            return np.zeros(0)
+        done = self.done[self.ok]
+        counts: np.ndarray = np.histogram(done[done < edges[-1]], bins=edges)[0]  # half-open, as the seconds are
+        return counts / slice_s
+
     @property
     def stddev_rate(self) -> float:
         """Standard deviation of the per-second rate over the same seconds."""
@@ -152,6 +181,21 @@ class UpstreamsResult:
         # inverted_cdf: every percentile is an observed request, as in the source's tool.
         found = np.percentile(values, percentiles, method="inverted_cdf")
         return {percentile_key(p): float(v) for p, v in zip(percentiles, found)}
+
+    def tail_samples(self, block: int = TAIL_BLOCK, percentile: float = 99.0) -> np.ndarray:
+        """The overhead percentile (ms) of each run of ``block`` successful requests, in arrival order.
+
+        One run's p99 is one number; the p99s of its consecutive blocks are many, and their spread is
+        what a comparison of two runs' tails needs (the batch-means method of simulation studies). A
+        last block shorter than ``block`` is left out.
+        """
+        values = self.overhead_ms
+        whole = len(values) // block
+        if whole == 0:
+            return np.zeros(0)
+        blocks = values[: whole * block].reshape(whole, block)
+        found: np.ndarray = np.percentile(blocks, percentile, axis=1, method="inverted_cdf")
+        return found
 
     def overhead_curve(self) -> pd.DataFrame:
         """Overhead (ms) from p0 to p100: the source's percentile plots; columns percentile, overhead_ms."""
@@ -243,4 +287,4 @@ class UpstreamsResult:
         )
 
 
-__all__ = ["LATE", "PERCENTILES", "UpstreamsResult", "rate_window"]
+__all__ = ["LATE", "PERCENTILES", "RATE_SLICE_S", "TAIL_BLOCK", "UpstreamsResult", "rate_window", "window_bounds"]
