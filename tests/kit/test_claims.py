@@ -115,3 +115,10 @@ def test_a_claim_decided_higher_then_lower_flipped_and_same_or_undecided_did_not
 
 def test_runs_at_different_scales_are_not_compared():
     assert claims.flips(_recorded("higher", scale="full"), _recorded("lower")).empty
+
+
+def test_the_what_held_table_shows_whole_sentences_once_the_books_style_is_on():
+    long = "a claim whose statement runs well past fifty characters, as most of the book's do"
+    table = pd.DataFrame({"claim": [long], "this run": ["held: faster (1.90-2.10x)"]}).set_index("claim")
+    plots.use_style()
+    assert long in table.to_html() and "..." not in table.to_html()
