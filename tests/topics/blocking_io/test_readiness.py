@@ -70,6 +70,14 @@ def test_spinning_burns_a_core_while_blocking_burns_almost_nothing():
     assert calls["block in read()"] < 10 < 1000 < calls["spin on non-blocking read()"]
 
 
+def test_waiting_costs_per_wakeup_gives_every_message_its_delay_beside_its_run():
+    df = readiness.waiting_costs(["block in read()"], seconds=0.3, wakeups=3, repeats=2, per_wakeup=True)
+    assert len(df) == 6 and list(df.wakeup) == [0, 1, 2, 0, 1, 2]
+    assert (df.wake_us > 0).all()
+    for _, run in df.groupby("repeat"):  # each run's median is the median of its own messages
+        assert run.wake_p50_us.nunique() == 1 and run.wake_p50_us.iloc[0] == run.wake_us.median()
+
+
 def test_unknown_strategy_is_refused():
     with pytest.raises(ValueError, match="strategy"):
         readiness.cpu_while_waiting("hope")

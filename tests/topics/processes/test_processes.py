@@ -1,6 +1,7 @@
 """The chapter-1 experiments measure what they claim to (shapes and orderings, not machine numbers)."""
 
 import functools
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,16 @@ def test_copy_on_write_copies_only_written_pages():
     row = copy_on_write.fork_and_write(64, write_fraction=0.5)
     assert row["child_private_before_mb"] < 8
     assert 28 < row["child_private_after_mb"] - row["child_private_before_mb"] < 40
+
+
+def test_fork_and_write_says_how_much_of_the_array_is_on_huge_pages():
+    small = copy_on_write.fork_and_write(64, huge_pages=False)
+    assert small["array_huge_mb"] < 8  # asked for 4 KiB pages: the array's growth in AnonHugePages is ~0
+    huge = copy_on_write.fork_and_write(64, huge_pages=True)
+    if Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().find("[never]") >= 0:
+        assert huge["array_huge_mb"] == 0  # THP off: the kernel falls back to 4 KiB pages, and the row says so
+    else:
+        assert 0 <= huge["array_huge_mb"] <= 64 + 2
 
 
 def test_fork_on_small_pages_costs_more_for_a_larger_parent():

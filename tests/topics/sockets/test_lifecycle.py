@@ -14,3 +14,10 @@ def test_walk_through_shows_the_textbook_states_in_order():
     # The closer's side is FIN_WAIT1 until the peer's ACK is processed, then FIN_WAIT2.
     assert "CLOSE_WAIT" in states.iloc[6] and states.iloc[6] & {"FIN_WAIT1", "FIN_WAIT2"}
     assert "TIME_WAIT" in states.iloc[7]
+
+
+def test_walk_through_waits_until_the_closer_has_the_ack_of_its_fin():
+    """The server's kernel delays that ACK (at most 200 ms): the closer's FIN_WAIT1 in the table was a race."""
+    df = lifecycle.walk_through()
+    closed = df[df.step == df.step.unique()[6]]
+    assert closed[closed.socket == "client"].state.item() == "FIN_WAIT2"

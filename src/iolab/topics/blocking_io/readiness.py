@@ -206,6 +206,11 @@ def cpu_while_waiting(strategy: str, seconds: float = 1.0, wakeups: int = 10) ->
     Returns the child's CPU seconds per second of waiting (from ``/proc``), its median and
     largest wake-up delay (message sent to message read) and the system calls it made per second.
     """
+    return _wait_for_messages(strategy, seconds, wakeups)[0]
+
+
+def _wait_for_messages(strategy: str, seconds: float, wakeups: int) -> tuple[dict[str, float | str | int], list[float]]:
+    # One run: the row cpu_while_waiting returns, and every message's wake-up delay in µs.
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {list(STRATEGIES)}")
     r, w = os.pipe()
@@ -224,7 +229,7 @@ def cpu_while_waiting(strategy: str, seconds: float = 1.0, wakeups: int = 10) ->
             os.close(fd)
     report = struct.unpack(f"={2 * wakeups}q", raw)
     delays_us = [ns / 1000 for ns in report[0::2]]
-    return {
+    row: dict[str, float | str | int] = {
         "strategy": strategy,
         "wall_s": t1 - t0,
         "cpu_s": cpu1 - cpu0,
@@ -233,13 +238,23 @@ def cpu_while_waiting(strategy: str, seconds: float = 1.0, wakeups: int = 10) ->
         "wake_max_us": max(delays_us),
         "calls_per_s": sum(report[1::2]) / (t1 - t0),
     }
+    return row, delays_us
 
 
 def waiting_costs(strategies: Sequence[str] = tuple(STRATEGIES), seconds: float = 1.0, wakeups: int = 10,
-                  repeats: int = 1) -> pd.DataFrame:
-    """:func:`cpu_while_waiting` for each strategy, ``repeats`` times; one row per run."""
+                  repeats: int = 1, per_wakeup: bool = False) -> pd.DataFrame:
+    """:func:`cpu_while_waiting` for each strategy, ``repeats`` times; one row per run.
+
+    With ``per_wakeup``, one row per message received instead: its run's columns, ``wakeup`` (its
+    number in the run) and ``wake_us`` (sent to read), so that wake-ups can be compared message by
+    message rather than by a few runs' medians.
+    """
     rows = []
     for repeat in range(repeats):
         for strategy in strategies:
-            rows.append({"repeat": repeat} | cpu_while_waiting(strategy, seconds, wakeups))
+            row, delays_us = _wait_for_messages(strategy, seconds, wakeups)
+            if per_wakeup:
+                rows += [{"repeat": repeat} | row | {"wakeup": i, "wake_us": us} for i, us in enumerate(delays_us)]
+            else:
+                rows.append({"repeat": repeat} | row)
     return pd.DataFrame(rows)

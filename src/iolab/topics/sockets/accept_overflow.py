@@ -38,7 +38,7 @@ def _connect_with_delayed_ack(port: int) -> socket.socket:
 
 
 def ack_dropped(backlog: int = 4, late: int = 3, free_after_s: float = 0.3, timeout: float = 10.0) -> pd.DataFrame:
-    """``backlog`` clients fill a listener's queue to the brim; ``late`` more connect; their handshake ACKs come late.
+    """``backlog`` clients queue on a listener, one short of what Linux admits; ``late`` more connect, ACKing late.
 
     Every late client then sends a line, and the server accepts everything ``free_after_s`` later.
     One row per late client: ``client``, ``connect_ms`` (connect() returned after), ``client_state``

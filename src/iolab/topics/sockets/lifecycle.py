@@ -66,6 +66,9 @@ def walk_through() -> pd.DataFrame:
             rows += snapshot("6 conn.recv(5)", port)
             client.close()
             _settle(port, lambda ss: any(s.state == "CLOSE_WAIT" for s in ss))
+            # The server's kernel may hold back its ACK of the FIN (delayed ACK, hoping to send it with a
+            # FIN of its own): the client shows FIN_WAIT1 until that ACK comes, then FIN_WAIT2.
+            _settle(port, lambda ss: any(s.state == "FIN_WAIT2" for s in ss), timeout=0.5)
             rows += snapshot("7 client.close()", port)
         _settle(port, lambda ss: any(s.state == "TIME_WAIT" for s in ss))
         rows += snapshot("8 conn.close()", port)
