@@ -133,10 +133,8 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("02-blocking.ipynb", "1 ms", CONFIGURED + ": the polling waiter's sleep (time.sleep(0.001))"),
     ("02-blocking.ipynb", "10 ms", "the tick of the CPU times in /proc (USER_HZ = 100), a kernel constant"),
     # 03-sockets.ipynb
-    ("03-sockets.ipynb", "7 s", "Linux's SYN retries before 6.5, at 1, 3 and 7 s (TCP_TIMEOUT_INIT, doubled), a kernel constant"),
     ("03-sockets.ipynb", "2 s", "a SYN retry of Linux 6.5 and later, at 1, 2, 3 s (tcp_syn_linear_timeouts), a kernel constant"),
     ("03-sockets.ipynb", "3 s", "a SYN retry in both of Linux's schedules (1, 2, 3 s linear; 1, 3, 7 s doubled), a kernel constant"),
-    ("03-sockets.ipynb", "1.3 s", CONFIGURED + ": the book's free_after_s, when the server empties its queue"),
     ("03-sockets.ipynb", "200 ms", "Linux's longest delay of a held-back ACK (TCP_DELACK_MAX), a kernel constant"),
     # 04-prefork.ipynb
     ("04-prefork.ipynb", "1 x", "arithmetic: one asyncio process computes on one core, so its throughput stays one core's"),
