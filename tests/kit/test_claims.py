@@ -122,3 +122,15 @@ def test_the_what_held_table_shows_whole_sentences_once_the_books_style_is_on():
     table = pd.DataFrame({"claim": [long], "this run": ["held: faster (1.90-2.10x)"]}).set_index("claim")
     plots.use_style()
     assert long in table.to_html() and "..." not in table.to_html()
+
+
+def test_the_reference_column_says_the_reference_run_did_not_decide_not_this_run(glued):
+    chapter = claims.Claims("toy")
+    chapter.decide(FASTER, runs([300, 310, 305], [100, 101, 99]))
+    row = chapter.what_held({"toy-models": runs([100, 300, 200], [150, 210, 180])}.get, save=lambda df, name: None).iloc[0]
+    assert row["reference run"].startswith("not decided by the reference run (")
+
+
+def test_a_ratio_near_zero_keeps_two_significant_digits():
+    assert verdicts.Comparison(0.0031, 0.0022, 0.0043, "lower", 0.1, (3, 3)).words() == "lower (0.0022-0.0043x)"
+    assert verdicts.Comparison(0.0, 0.0, 0.0, "lower", 0.1, (3, 3)).words() == "lower (0.00-0.00x)"

@@ -44,9 +44,9 @@ class Claim:
     lower: str = "lower"
     why_it_can_differ: str = ""
 
-    def words(self, comparison: Comparison) -> str:
-        """The comparison in this claim's words."""
-        return comparison.words(self.higher, self.lower)
+    def words(self, comparison: Comparison, run: str = "this run") -> str:
+        """The comparison in this claim's words (``run``: whose data, for "not decided by ...")."""
+        return comparison.words(self.higher, self.lower, run)
 
 
 def _matching(data: pd.DataFrame, where: dict[str, object]) -> pd.DataFrame:
@@ -82,13 +82,15 @@ def held(claim: Claim, comparison: Comparison | None) -> str:
     return HELD if comparison.verdict == claim.expect else NOT_HELD
 
 
-def verdict_words(claim: Claim, comparison: Comparison) -> str:
+def verdict_words(claim: Claim, comparison: Comparison, run: str = "this run") -> str:
     """"held: faster (1.9-2.1x)", or the words alone where the run did not decide ("not decided by this run ...")."""
     verdict = held(claim, comparison)
-    return claim.words(comparison) if verdict == UNDECIDED else f"{verdict}: {claim.words(comparison)}"
+    said = claim.words(comparison, run)
+    return said if verdict == UNDECIDED else f"{verdict}: {said}"
 
 
 NOT_MEASURED = "not measured here"
+REFERENCE_RUN = "the reference run"
 # Verdicts that contradict each other. "the same" or "not decided" against either is no flip: the noise
 # band, or the spread, allowed both.
 OPPOSITE = {("higher", "lower"), ("lower", "higher")}
@@ -152,8 +154,12 @@ class Claims:
         """
         self.decided[claim.name] = (claim, None)
         there = on_reference(claim, reference)
-        words = (f"{claim.words(there)} on the reference run ({NOT_MEASURED}: {why})" if there is not None
-                 else f"{NOT_MEASURED} ({why})")
+        if there is None:
+            words = f"{NOT_MEASURED} ({why})"
+        elif there.verdict == "undecided":  # "not decided by the reference run (...)" names it already
+            words = f"{claim.words(there, REFERENCE_RUN)} ({NOT_MEASURED}: {why})"
+        else:
+            words = f"{claim.words(there)} on {REFERENCE_RUN} ({NOT_MEASURED}: {why})"
         plots.glue(f"{self.chapter}-claim-{claim.name}", words)
         return there
 
@@ -174,7 +180,7 @@ class Claims:
             rows.append({
                 "claim": claim.statement,
                 "this run": this_run,
-                "reference run": verdict_words(claim, there) if there is not None else "no reference run",
+                "reference run": verdict_words(claim, there, REFERENCE_RUN) if there is not None else "no reference run",
                 "why they can differ": "" if agree else claim.why_it_can_differ or "this machine is not the reference's",
             })
         table = pd.DataFrame(rows, columns=["claim", "this run", "reference run", "why they can differ"])

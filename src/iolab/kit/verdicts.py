@@ -48,15 +48,24 @@ class Comparison:
     counts: tuple[int, int]
     warning: str = ""
 
-    def words(self, higher: str = "higher", lower: str = "lower") -> str:
-        """The verdict in words, with the interval: "faster (1.42-1.61x)" for ``higher="faster"``."""
-        span = f"{self.low:.2f}-{self.high:.2f}x"
+    def words(self, higher: str = "higher", lower: str = "lower", run: str = "this run") -> str:
+        """The verdict in words, with the interval: "faster (1.42-1.61x)" for ``higher="faster"``.
+
+        ``run`` names the run whose data these are, for the undecided case ("not decided by the
+        reference run").
+        """
+        span = f"{_shown(self.low)}-{_shown(self.high)}x"
         return {
             "higher": f"{higher} ({span})",
             "lower": f"{lower} ({span})",
             "same": f"the same within the noise ({span})",
-            "undecided": f"not decided by this run ({span})",
+            "undecided": f"not decided by {run} ({span})",
         }[self.verdict]
+
+
+def _shown(ratio: float) -> str:
+    """A ratio to two decimals, or to two significant digits below 0.01 (0.0031, not 0.00)."""
+    return f"{ratio:.2g}" if 0 < abs(ratio) < 0.01 else f"{ratio:.2f}"
 
 
 def _median_ratios(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
