@@ -40,3 +40,10 @@ def test_a_result_object_is_compared_on_its_numeric_fields_and_other_values_are_
     assert plausible.judge("run", Result(900.0, "a"), Result(1000.0, "b"))[1] is None
     assert plausible.judge("run", Result(10.0, "a"), Result(1000.0, "a"))[1] is not None
     assert plausible.judge("name", "typed", "measured") == ("typed", None)
+
+
+def test_a_columns_median_under_one_on_either_side_is_noise_not_a_forgery():
+    ours = pd.DataFrame({"lag_p50_ms": [0.16, 0.2], "rps": [9000.0, 9500.0]})
+    assert plausible.judge("runs", pd.DataFrame({"lag_p50_ms": [5.4, 5.5], "rps": [9100.0, 9200.0]}), ours)[1] is None
+    typed = pd.DataFrame({"lag_p50_ms": [5.4, 5.5], "rps": [10.0, 12.0]})
+    assert "`runs`'s rps" in plausible.judge("runs", typed, ours)[1]
