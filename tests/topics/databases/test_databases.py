@@ -12,20 +12,9 @@ import pytest
 
 from iolab.kit import procs
 from iolab.topics.databases import queries, runner
-from iolab.topics.databases.postgres import DATABASE_URL_ENV, open_postgres
+from iolab.topics.databases.postgres import DATABASE_URL_ENV
 from iolab.topics.databases.service import open_service
 from iolab.topics.databases.variants import SERVICES, VARIANTS, service_name
-
-
-@pytest.fixture(scope="module")
-def db():
-    previous = os.environ.pop(DATABASE_URL_ENV, None)
-    try:
-        with open_postgres() as database:
-            yield database
-    finally:
-        if previous is not None:
-            os.environ[DATABASE_URL_ENV] = previous
 
 
 @pytest.fixture(scope="module")

@@ -2,23 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
-import pytest
-
 from iolab.topics.databases import experiments, queries
-from iolab.topics.databases.postgres import DATABASE_URL_ENV, open_postgres
-
-
-@pytest.fixture(scope="module")
-def db():
-    previous = os.environ.pop(DATABASE_URL_ENV, None)
-    try:
-        with open_postgres() as database:
-            yield database
-    finally:
-        if previous is not None:
-            os.environ[DATABASE_URL_ENV] = previous
 
 
 def test_pool_sweep_repeats_go_through_every_size_in_turns_and_read_the_database_cpu(db):
