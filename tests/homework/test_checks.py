@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from iolab.homework import checks
+import ast
+
+import pytest
+
+from homework_notebooks import graded_notebooks, read
+from iolab.homework import checks, markup
 
 CELL = """assert isinstance(answer, int), "an integer"
 ### BEGIN HIDDEN TESTS
@@ -66,3 +71,33 @@ def test_a_given_cells_measured_lines_are_left_to_the_students_run_and_the_rest_
     assert code == 'faster = student.pick("ex", [2, 3])\nprint(faster)'
     assert measured == {"baseline", "share"}
     assert checks.answer_names("assert abs(gain - share * faster) < 1", [code]) == {"gain", "share"}
+
+
+# What a given cell may compute for the checker without the student's run: a parameter, a constant, a machine fact.
+PURE_CALLS = {"student.pick", "machine.cores", "Job"}
+
+
+def _calls(stmt: ast.stmt) -> set[str]:
+    return {ast.unparse(node.func) for node in ast.walk(stmt) if isinstance(node, ast.Call)}
+
+
+@pytest.mark.parametrize("path", graded_notebooks(), ids=lambda p: p.stem)
+def test_a_given_cell_that_measures_what_a_check_reads_marks_it_measured(path):
+    # Unmarked, the checker measures it again and grades the student's answer, reasoned from the student's run,
+    # against its own run: an honest answer near a boundary then loses its points (chapter 9's pred-ten-rows
+    # did, once in 300 honest checks beside a CPU burner).
+    nb = read(path)
+    unmarked = []
+    for exercise in markup.exercises(nb):
+        read_by_checks = {node.id for i in exercise.checks for node in ast.walk(ast.parse(nb.cells[i].source))
+                          if isinstance(node, ast.Name)}
+        for i in exercise.given:
+            kept, _ = checks.parameters(nb.cells[i].source)
+            for stmt in ast.parse(kept).body:
+                if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                    continue
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)} & read_by_checks
+                if names and _calls(stmt) - PURE_CALLS:
+                    unmarked.append(f"{exercise.label}: {sorted(names)} from {sorted(_calls(stmt) - PURE_CALLS)}")
+    assert not unmarked, "given statements the checker would measure again for its own answer key:\n" + "\n".join(unmarked)
