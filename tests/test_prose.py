@@ -180,6 +180,8 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("09-databases.ipynb", "20 ms", CONFIGURED + ": the exercise's waiting query (queries.slow(20))"),
     ("09-databases.ipynb", "10%", "the noise band of iolab.kit.verdicts (NOISE), within which the check calls a change 'about the same'"),
     # 10-c10k.ipynb
+    ("10-c10k.ipynb", "50 ms", CONFIGURED + ": pred-10-gc's grading margin, the least two runs of one program differ by"),
+    ("10-c10k.ipynb", "2%", CONFIGURED + ": pred-10-gc's grading margin, as a share of the run's wall time"),
     ("10-c10k.ipynb", "1 KiB", CONFIGURED + ": each read the Node.js fed program queues (Buffer.alloc(1024))"),
     ("10-c10k.ipynb", "10%", "arithmetic on configured numbers: the CPU part's share of the request, 10 ms of 100"),
     ("10-c10k.ipynb", "90 ms", CONFIGURED + ": the wait part of the two-step request (/upstream?ms=90)"),

@@ -23,7 +23,6 @@ NAMES = {
     "pred-failure": {"cancelled"},  # inside the name `trio.Cancelled`
     "pred-counters": {"batched"},
     "pred-locked-stream": {"queue + group commit"},  # the design's name
-    "pred-10-sleepers": {"threads"},
     "pred-12-slowloris": {"asyncio", "trio"},
 }
 

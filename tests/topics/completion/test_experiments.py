@@ -16,9 +16,11 @@ def without_io_uring(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_without_io_uring_the_file_table_has_the_threads_only_and_says_why(without_io_uring: None) -> None:
-    reads = experiments.file_reads(QUICK, progress=False)
+    reads = experiments.file_reads(QUICK, progress=False, repeats=2)
     assert set(reads.way) == {"one thread", "thread pool"}
-    assert sorted(reads[reads.way == "thread pool"].depth) == experiments.depths(QUICK)
+    for repeat in (0, 1):  # every repeat visits every depth, the repeats in turns
+        assert sorted(reads[(reads.way == "thread pool") & (reads.repeat == repeat)].depth) == experiments.depths(QUICK)
+    assert list(reads.repeat) == sorted(reads.repeat)
     assert (reads.iops > 0).all() and (reads.p99_us >= reads.p50_us).all()
     assert any(support.FORCE_ENV in reason for reason in reads.attrs["missing"])
 
@@ -31,7 +33,7 @@ def test_without_io_uring_the_servers_are_the_readiness_ones_and_sqpoll_says_why
 
 @pytest.mark.skipif(support.unavailable("files") is not None, reason=f"io_uring: {support.unavailable('files')}")
 def test_with_io_uring_every_way_is_measured_at_every_depth() -> None:
-    reads = experiments.file_reads(QUICK, progress=False)
+    reads = experiments.file_reads(QUICK, progress=False, repeats=1)
     ways = set(experiments.WAYS) if "fio io_uring" in set(reads.way) else set(experiments.WAYS) - {"fio io_uring"}
     assert set(reads.way) == ways
     for way in ways - {"one thread"}:
@@ -43,3 +45,11 @@ def test_sqpoll_runs_take_turns_off_and_on_in_every_repeat() -> None:
     sqpoll = experiments.sqpoll_cost(QUICK, progress=False, repeats=2)
     assert list(zip(sqpoll.repeat, sqpoll.server)) == [(0, "uring"), (0, "uring (SQPOLL)"), (1, "uring"), (1, "uring (SQPOLL)")]
     assert (sqpoll.rps > 0).all() and (sqpoll.cpu_us_per_request > 0).all()
+
+
+def test_without_io_uring_the_server_rates_repeat_in_turns_and_one_traced_run_counts(without_io_uring: None) -> None:
+    calls = experiments.server_calls(QUICK, connection_counts=(10,), progress=False, repeats=2)
+    untraced = calls[~calls.traced]
+    assert list(zip(untraced.repeat, untraced.server)) == [(0, "epoll"), (0, "uvloop"), (1, "epoll"), (1, "uvloop")]
+    assert (untraced.rps > 0).all()
+    assert len(calls[calls.traced]) in (0, 2)  # one counted run per server, where strace is here

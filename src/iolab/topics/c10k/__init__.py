@@ -23,6 +23,7 @@ every Python sleepers program imports this package first, and its start-up is pa
 from iolab.kit.lazy import lazy_exports
 
 _EXPORTS = {
+    "answers_allowed": "collector",
     "blocked_reads": "blocked",
     "breakdown": "phases",
     "MachineLimits": "limits",

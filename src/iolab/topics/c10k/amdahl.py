@@ -104,18 +104,24 @@ def sweep(
     duration_s: float = 2.0,
     model: str = "asyncio",
     progress: bool = False,
+    repeats: int = 1,
 ) -> "pd.DataFrame":
-    """Each (CPU part, clients) pair against one ``model`` server; one row each, with the predictions."""
+    """Each (CPU part, clients) pair against one ``model`` server; one row each, with the predictions.
+
+    ``repeats`` runs every pair that many times, in turns (all pairs, then all again), so that a slow
+    patch of the machine falls on every pair of one turn alike; ``repeat`` numbers the turn.
+    """
     import pandas as pd
     from tqdm.auto import tqdm
 
     rows = []
     with open_server(model) as server:
         measure(server.url, min(cpu_ms), wait_ms, 1, 0.3)  # warm-up: connections, caches, the Julia code
-        jobs = [(c, n) for c in cpu_ms for n in clients]
-        for cpu, n in tqdm(jobs, desc="two-step requests", disable=not progress):
+        jobs = [(turn, c, n) for turn in range(repeats) for c in cpu_ms for n in clients]
+        for turn, cpu, n in tqdm(jobs, desc="two-step requests", disable=not progress):
             row = measure(server.url, cpu, wait_ms, n, duration_s)
             rows.append({
+                "repeat": turn,
                 "cpu_ms": cpu,
                 "wait_ms": wait_ms,
                 "clients": n,

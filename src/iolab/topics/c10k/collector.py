@@ -44,3 +44,25 @@ def start(enabled: bool) -> CollectorClock:
     clock = CollectorClock()
     gc.callbacks.append(clock)
     return clock
+
+
+# How much sooner a run ends with the collector off, in the words of the notebook's prediction pred-10-gc.
+WITHOUT_COLLECTOR = ("later", "no sooner", "sooner, by more than the time spent in the collector",
+                     "sooner, by at most the time spent in the collector")
+
+
+def answers_allowed(saved_s: float, collector_s: float, margin_s: float) -> list[str]:
+    """The words of ``WITHOUT_COLLECTOR`` that a pair of runs allows.
+
+    ``saved_s`` is the wall time with the collector on minus that with it off, ``collector_s`` the time
+    the first run spent in the collector, ``margin_s`` how far two runs of the same program differ by
+    chance: an answer that holds once either figure moves by that much is allowed too.
+    """
+    later, no_sooner, by_more, by_at_most = WITHOUT_COLLECTOR
+    allowed = {
+        later: saved_s < margin_s,
+        no_sooner: abs(saved_s) <= margin_s,
+        by_more: saved_s > -margin_s and saved_s >= collector_s - margin_s,
+        by_at_most: -margin_s <= saved_s <= collector_s + margin_s,
+    }
+    return [words for words, fits in allowed.items() if fits]

@@ -1,7 +1,7 @@
 """Chapter 13's experiments as tidy tables, one row per run, ready to plot.
 
-- :func:`file_reads`: random 4 KiB reads from one file, five ways, at each queue depth;
-- :func:`server_calls`: the three tiny servers under the same load, rates untraced and calls traced;
+- :func:`file_reads`: random 4 KiB reads from one file, five ways, at each queue depth, three times;
+- :func:`server_calls`: the three tiny servers under the same load, rates untraced (three times) and calls traced;
 - :func:`sqpoll_cost`: the io_uring server with and without a kernel thread polling its submissions.
 
 Each leaves out what this machine cannot run (io_uring, fio, strace) and says so in the table's
@@ -29,15 +29,21 @@ def depths(scale: Scale) -> list[int]:
     return scale.pick([1, 4, 16, 64], [1, 2, 4, 8, 16, 32, 64])
 
 
-def file_reads(scale: Scale, directory: Path | None = None, progress: bool = True) -> pd.DataFrame:
-    """Random 4 KiB O_DIRECT reads of one file: one thread, a pool, io_uring two ways and fio at each depth."""
+def file_reads(scale: Scale, directory: Path | None = None, progress: bool = True, repeats: int = 3) -> pd.DataFrame:
+    """Random 4 KiB O_DIRECT reads of one file: one thread, a pool, io_uring two ways and fio at each depth.
+
+    Every way and depth runs ``repeats`` times, in turns (all of them once, then again), so that a slow
+    patch of a shared machine or of the host's disk lands on every way rather than on one; the runs are
+    short, so three of them cost about what one long one did.
+    """
     no_uring = support.unavailable("files")
     missing = [reason for reason in (no_uring, files.fio_missing()) if reason]
-    seconds, count = scale.pick(0.5, 2.0), scale.pick(50_000, 500_000)
+    seconds, count = scale.pick(0.2, 0.5), scale.pick(20_000, 200_000)
     rows = []
     with files.open_test_file(files.file_size(scale), directory) as path:
-        runs = [("one thread", 1)] + [(way, d) for d in depths(scale) for way in WAYS[1:]]
-        for way, depth in tqdm(runs, desc="read runs", disable=not progress, leave=False):
+        ways = [("one thread", 1)] + [(way, d) for d in depths(scale) for way in WAYS[1:]]
+        runs = [(repeat, way, depth) for repeat in range(repeats) for way, depth in ways]
+        for repeat, way, depth in tqdm(runs, desc="read runs", disable=not progress, leave=False):
             if way == "one thread":
                 result = files.read_blocking(path, count, seconds)
             elif way == "thread pool":
@@ -48,7 +54,7 @@ def file_reads(scale: Scale, directory: Path | None = None, progress: bool = Tru
             else:
                 result = files.read_fio(path, count, seconds, depth)
             if result is not None:
-                rows.append({"way": way, "depth": depth, "iops": result.iops, "p50_us": result.p50_us,
+                rows.append({"way": way, "depth": depth, "repeat": repeat, "iops": result.iops, "p50_us": result.p50_us,
                              "p99_us": result.p99_us, "reads": result.reads, "seconds": result.seconds})
     table = pd.DataFrame(rows)
     table.attrs["missing"] = missing
@@ -61,15 +67,20 @@ def available_servers() -> list[str]:
 
 
 def server_calls(scale: Scale, connection_counts: Sequence[int] = (100, 1000),
-                 progress: bool = True) -> pd.DataFrame:
-    """Each server at each connection count: a run for the rates, and (with strace) a counted run."""
+                 progress: bool = True, repeats: int = 3) -> pd.DataFrame:
+    """Each server at each connection count: ``repeats`` runs for the rates, and (with strace) a counted run.
+
+    The untraced runs go in turns (every server once, then again) for the rates and their spread; the
+    traced run only counts calls, so one is enough.
+    """
     servers = available_servers()
     traced = syscall_counts.strace_missing() is None
     missing = [r for r in (support.unavailable("sockets"), syscall_counts.strace_missing()) if r]
-    seconds = scale.pick(1.0, 3.0)
-    runs = [(s, c, t) for c in connection_counts for s in servers for t in ((False, True) if traced else (False,))]
-    rows = [server_load.measure(s, c, seconds, traced=t)
-            for s, c, t in tqdm(runs, desc="server runs", disable=not progress, leave=False)]
+    seconds, traced_seconds = scale.pick(0.6, 1.0), scale.pick(0.6, 2.0)
+    runs = [(r, s, c, False) for r in range(repeats) for c in connection_counts for s in servers]
+    runs += [(0, s, c, True) for c in connection_counts for s in servers] if traced else []
+    rows = [server_load.measure(s, c, traced_seconds if t else seconds, traced=t) | {"repeat": r}
+            for r, s, c, t in tqdm(runs, desc="server runs", disable=not progress, leave=False)]
     table = pd.DataFrame(rows)
     table.attrs["missing"] = missing
     return table
