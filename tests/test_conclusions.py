@@ -36,6 +36,7 @@ COMPARATIVE = re.compile(
 GLUE = re.compile(r"\{glue:text\}`[^`]*`")
 CLAIM = re.compile(r"::(\d\d)-claim-([\w-]+)")
 ALT = re.compile(r"^\s*:alt:(.*)$")
+PART = re.compile(r'Claims\(\s*"\d\d",\s*part="([\w-]+)"')
 WHAT_HELD = "## What held on this machine"
 KEY_CHARS = 90
 
@@ -93,6 +94,10 @@ def test_every_pasted_claim_is_declared_in_its_notebook_and_its_page_ends_with_w
                 problems.append(f"{page.name}: pastes claim {chapter}-claim-{name}, which no {chapter} notebook declares")
         if pasted and (WHAT_HELD not in text or f"{{glue}} {sorted(pasted)[0][0]}-what-held" not in text):
             problems.append(f"{page.name}: pastes claims but has no '{WHAT_HELD}' section pasting its what-held table")
+        for chapter in sorted({chapter for chapter, _ in pasted}):  # a notebook's part of a chapter: its own table
+            for part in PART.findall(code_of(chapter)):
+                if f"{{glue}} {chapter}-{part}-what-held" not in text:
+                    problems.append(f"{page.name}: does not paste {chapter}-{part}-what-held, the table of Claims(part={part!r})")
     assert not problems, "\n".join(problems)
 
 

@@ -102,6 +102,17 @@ def test_what_held_saves_this_runs_verdicts_for_the_next_run_to_compare(glued):
     assert (row["claim"], row["verdict"], row["held"], row["scale"]) == ("prefork-over-loop", "higher", "held", scale().name)
 
 
+def test_a_part_of_a_chapter_saves_and_glues_under_its_own_name_and_is_recorded_with_its_chapter(glued, tmp_path):
+    saved: dict[str, pd.DataFrame] = {}
+    part = claims.Claims("toy", part="second")
+    part.decide(FASTER, runs([300, 310, 305], [100, 101, 99]))
+    part.what_held(lambda name: None, save=lambda df, name: saved.__setitem__(name, df))
+    assert list(saved) == ["toy-second-claims"] and "toy-second-what-held" in glued and "toy-what-held" not in glued
+    assert "toy-claim-prefork-over-loop" in glued  # the words keep the chapter's name: the page pastes them alike
+    saved["toy-second-claims"].to_csv(tmp_path / "toy-second-claims.csv", index=False)
+    assert set(claims.recorded(tmp_path).chapter) == {"toy"}
+
+
 def _recorded(*verdicts: str, scale: str = "quick") -> pd.DataFrame:
     return pd.DataFrame([{"chapter": "04", "claim": f"c{i}", "statement": "s", "scale": scale, "verdict": v}
                          for i, v in enumerate(verdicts)])

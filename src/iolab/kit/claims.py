@@ -133,10 +133,22 @@ def on_reference(claim: Claim, reference: Callable[[str], pd.DataFrame | None]) 
 
 @dataclass
 class Claims:
-    """The claims one chapter has decided so far in this run, in order."""
+    """The claims one chapter has decided so far in this run, in order.
+
+    ``part`` names one notebook's share of a chapter whose claims span several notebooks
+    (``Claims("11", part="shootout")``): its verdicts are saved as ``CHAPTER-PART-claims`` and its
+    table glued as ``CHAPTER-PART-what-held``, so that no notebook overwrites another's; its claims'
+    words are still glued as ``CHAPTER-claim-NAME``.
+    """
 
     chapter: str
+    part: str = ""
     decided: dict[str, tuple[Claim, Comparison | None]] = field(default_factory=dict)
+
+    @property
+    def prefix(self) -> str:
+        """``CHAPTER``, or ``CHAPTER-PART``: the start of the names of this notebook's saved verdicts and table."""
+        return f"{self.chapter}-{self.part}" if self.part else self.chapter
 
     def decide(self, claim: Claim, data: pd.DataFrame) -> Comparison:
         """Decide ``claim`` on this run's ``data``; glue its words as ``CHAPTER-claim-NAME``."""
@@ -165,13 +177,13 @@ class Claims:
 
     def what_held(self, reference: Callable[[str], pd.DataFrame | None] = results.reference,
                   save: Callable[[pd.DataFrame, str], object] = results.save) -> pd.DataFrame:
-        """Each claim on this run and on the reference run; glued as ``CHAPTER-what-held``.
+        """Each claim on this run and on the reference run; glued as ``CHAPTER-what-held`` (``CHAPTER-PART-...``).
 
-        This run's verdicts are saved as ``CHAPTER-claims`` (the reference run's copy records which
+        This run's verdicts are saved as ``CHAPTER-claims`` (``CHAPTER-PART-claims``) (the reference run's copy records which
         claims held there; ``python -m iolab claims`` finds the ones two runs decided oppositely).
         """
         save(pd.DataFrame([record(self.chapter, claim, here) for claim, here in self.decided.values()]),
-             f"{self.chapter}-claims")
+             f"{self.prefix}-claims")
         rows = []
         for claim, here in self.decided.values():
             there = on_reference(claim, reference)
@@ -184,5 +196,5 @@ class Claims:
                 "why they can differ": "" if agree else claim.why_it_can_differ or "this machine is not the reference's",
             })
         table = pd.DataFrame(rows, columns=["claim", "this run", "reference run", "why they can differ"])
-        plots.glue(f"{self.chapter}-what-held", table.set_index("claim"))  # rows named by their claim
+        plots.glue(f"{self.prefix}-what-held", table.set_index("claim"))  # rows named by their claim
         return table
