@@ -56,3 +56,21 @@ def test_claims_without_an_earlier_run_says_so_and_passes(tmp_path, capsys):
     later = _claims(tmp_path / "later", fast="higher")
     assert main(["claims", str(later), "--earlier", str(tmp_path / "none")]) == 0
     assert "no claims recorded in" in capsys.readouterr().out
+
+
+def test_reference_verdicts_are_recorded_from_a_run_and_a_claim_they_miss_or_contradict_fails(tmp_path, capsys):
+    run = _claims(tmp_path / "run", fast="higher")
+    (run / "04-claims.csv").rename(run / "04-claims-on-reference.csv")  # the reference data, as the run decided it
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    args = ["claims", str(run), "--earlier", str(tmp_path / "run"), "--reference", str(reference)]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "out of date" in out and "04-claim-fast" in out and "says nothing" in out
+    assert main(args + ["--record-reference"]) == 0
+    recorded = pd.read_csv(reference / "04-claims.csv", dtype={"chapter": str})
+    assert list(recorded.verdict) == ["higher"] and (reference / "04-claims.json").is_file()
+    capsys.readouterr()
+    assert main(args) == 0 and "out of date" not in capsys.readouterr().out
+    pd.DataFrame([{**recorded.iloc[0].to_dict(), "verdict": "same"}]).to_csv(reference / "04-claims.csv", index=False)
+    assert main(args) == 1  # a changed claim, or one the reference data now decides otherwise

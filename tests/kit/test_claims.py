@@ -107,7 +107,8 @@ def test_a_part_of_a_chapter_saves_and_glues_under_its_own_name_and_is_recorded_
     part = claims.Claims("toy", part="second")
     part.decide(FASTER, runs([300, 310, 305], [100, 101, 99]))
     part.what_held(lambda name: None, save=lambda df, name: saved.__setitem__(name, df))
-    assert list(saved) == ["toy-second-claims"] and "toy-second-what-held" in glued and "toy-what-held" not in glued
+    assert list(saved) == ["toy-second-claims", "toy-second-claims-on-reference"]
+    assert "toy-second-what-held" in glued and "toy-what-held" not in glued
     assert "toy-claim-prefork-over-loop" in glued  # the words keep the chapter's name: the page pastes them alike
     saved["toy-second-claims"].to_csv(tmp_path / "toy-second-claims.csv", index=False)
     assert set(claims.recorded(tmp_path).chapter) == {"toy"}
@@ -145,3 +146,24 @@ def test_the_reference_column_says_the_reference_run_did_not_decide_not_this_run
 def test_a_ratio_near_zero_keeps_two_significant_digits():
     assert verdicts.Comparison(0.0031, 0.0022, 0.0043, "lower", 0.1, (3, 3)).words() == "lower (0.0022-0.0043x)"
     assert verdicts.Comparison(0.0, 0.0, 0.0, "lower", 0.1, (3, 3)).words() == "lower (0.00-0.00x)"
+
+
+def test_what_held_saves_the_reference_datas_verdicts_at_the_reference_runs_scale(glued):
+    saved: dict[str, pd.DataFrame] = {}
+    chapter = claims.Claims("toy")
+    chapter.decide(FASTER, runs([300, 310, 305], [100, 101, 99]))
+    chapter.what_held({"toy-models": runs([100, 101, 99], [300, 310, 305])}.get,
+                      save=lambda df, name: saved.__setitem__(name, df), reference_scale=lambda name: "full")
+    row = saved["toy-claims-on-reference"].iloc[0]
+    assert (row["verdict"], row["held"], row["scale"]) == ("lower", "did not hold", "full")
+    chapter.what_held(lambda name: None, save=lambda df, name: saved.__setitem__(name, df), reference_scale=lambda name: None)
+    row = saved["toy-claims-on-reference"].iloc[0]
+    assert (row["verdict"], row["scale"]) == ("not measured here", "none")
+
+
+def test_a_shipped_reference_verdict_is_stale_when_missing_or_contradicted():
+    decided = pd.DataFrame([{"chapter": "04", "claim": c, "expect": "higher", "verdict": v}
+                            for c, v in (("kept", "higher"), ("new", "higher"), ("changed", "same"))])
+    shipped = pd.DataFrame([{"chapter": "04", "claim": c, "expect": "higher", "verdict": v}
+                            for c, v in (("kept", "higher"), ("changed", "higher"))])
+    assert sorted(claims.stale(shipped, decided).claim) == ["changed", "new"]

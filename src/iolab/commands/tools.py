@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from iolab.commands.table import Subparsers, print_table
 
@@ -104,20 +105,30 @@ def add_claims(sub: Subparsers) -> None:
     p = sub.add_parser("claims", help="the chapters' claims as two runs decided them; fails if one flipped")
     p.add_argument("later", nargs="?", help="folder of the later run's NN-claims.csv (default: data/measured)")
     p.add_argument("--earlier", help="folder of the earlier run's (default: data/reference)")
+    p.add_argument("--reference", help="folder of the shipped reference verdicts (default: data/reference)")
+    p.add_argument("--record-reference", action="store_true",
+                   help="write the reference data's verdicts, as the later run's notebooks decided them, to the reference folder")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     def run(args: argparse.Namespace) -> int:
-        from pathlib import Path
-
         from iolab.kit import claims
         from iolab.kit.paths import data_dir
 
         later = Path(args.later) if args.later else data_dir() / "measured"
         earlier = Path(args.earlier) if args.earlier else data_dir() / "reference"
+        reference = Path(args.reference) if args.reference else data_dir() / "reference"
+        if args.record_reference:
+            return _record_reference(later, reference)
+        stale = claims.stale(claims.recorded(reference), claims.recorded(later, on_reference=True))
+        for _, row in stale.iterrows():
+            print(f"out of date: {reference}/{row['chapter']}-...-claims.csv says "
+                  f"{row['verdict shipped'] if isinstance(row['verdict shipped'], str) else 'nothing'} for {row['chapter']}-claim-"
+                  f"{row['claim']}, the reference data decides {row['verdict']} (expect {row['expect']}): "
+                  f"run `python -m iolab claims --record-reference` after the notebooks and commit {reference}")
         a, b = claims.recorded(earlier), claims.recorded(later)
         if a.empty or b.empty:
             print(f"no claims recorded in {earlier if a.empty else later}: nothing to compare")
-            return 0
+            return 1 if len(stale) else 0
         both = a.merge(b, on=["chapter", "claim"], how="outer", suffixes=(" earlier", " later"))
         shown = both[["chapter", "claim", "scale earlier", "held earlier", "verdict earlier",
                       "scale later", "held later", "verdict later"]].fillna("")
@@ -126,6 +137,29 @@ def add_claims(sub: Subparsers) -> None:
         for _, row in flipped.iterrows():
             print(f"flipped: {row['chapter']}-claim-{row['claim']} ({row['statement earlier']}): "
                   f"{row['verdict earlier']} in {earlier}, {row['verdict later']} in {later}")
-        return 1 if len(flipped) else 0
+        return 1 if len(flipped) or len(stale) else 0
 
     p.set_defaults(run=run)
+
+
+def _record_reference(later: Path, reference: Path) -> int:
+    """Copy ``later``'s ``NN-claims-on-reference`` files to ``reference`` as ``NN-claims``: which claims held there."""
+    import pandas as pd
+
+    from iolab.kit import claims
+
+    found = sorted(later.glob(f"*-claims{claims.ON_REFERENCE}.csv"))
+    if not found:
+        print(f"no *-claims{claims.ON_REFERENCE}.csv in {later}: run the notebooks first")
+        return 1
+    for source in found:
+        name = source.name.replace(claims.ON_REFERENCE, "")
+        table = pd.read_csv(source, dtype={"chapter": str})
+        table.to_csv(reference / name, index=False)
+        run = json.loads(source.with_suffix(".json").read_text()) if source.with_suffix(".json").exists() else {}
+        meta = {"scale": ", ".join(sorted(set(table["scale"].astype(str)))),
+                "decided_from": f"the reference runs' data in {reference}, by the claims of notebooks run at "
+                                f"{run.get('measured_at', 'an unknown time')}"}
+        (reference / name).with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
+        print(f"{reference / name}: {len(table)} claims, {int((table['held'] == claims.HELD).sum())} held")
+    return 0

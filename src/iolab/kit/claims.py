@@ -99,18 +99,28 @@ OPPOSITE = {("higher", "lower"), ("lower", "higher")}
 RECORD = ["chapter", "claim", "statement", "scale", "expect", "verdict", "held", "ratio", "low", "high"]
 
 
-def record(chapter: str, claim: Claim, comparison: Comparison | None) -> dict[str, object]:
-    """One claim's verdict on this run: a row of the chapter's ``NN-claims`` results (columns ``RECORD``)."""
-    return {"chapter": chapter, "claim": claim.name, "statement": claim.statement, "scale": scale().name,
+def record(chapter: str, claim: Claim, comparison: Comparison | None, at_scale: str | None = None) -> dict[str, object]:
+    """One claim's verdict on a run: a row of the chapter's ``NN-claims`` results (columns ``RECORD``).
+
+    ``at_scale`` is the scale of the run whose data decided it (default: this run's).
+    """
+    return {"chapter": chapter, "claim": claim.name, "statement": claim.statement, "scale": at_scale or scale().name,
             "expect": claim.expect, "verdict": comparison.verdict if comparison else NOT_MEASURED,
             "held": held(claim, comparison) if comparison else NOT_MEASURED,
             "ratio": comparison.ratio if comparison else None,
             "low": comparison.low if comparison else None, "high": comparison.high if comparison else None}
 
 
-def recorded(folder: Path) -> pd.DataFrame:
-    """Every chapter's ``NN-claims.csv`` in ``folder`` (``data/measured``, ``data/reference``), as one frame."""
-    files = sorted(folder.glob("*-claims.csv"))
+ON_REFERENCE = "-on-reference"  # NN-claims-on-reference: the reference run's data decided by this run's notebook
+
+
+def recorded(folder: Path, on_reference: bool = False) -> pd.DataFrame:
+    """Every chapter's ``NN-claims.csv`` in ``folder`` (``data/measured``, ``data/reference``), as one frame.
+
+    With ``on_reference``, the ``NN-claims-on-reference.csv`` files instead: the reference run's data as
+    this run's claims decide it (what :meth:`Claims.what_held` saves beside this run's verdicts).
+    """
+    files = sorted(folder.glob(f"*-claims{ON_REFERENCE if on_reference else ''}.csv"))
     frames = [pd.read_csv(f, dtype={"chapter": str}) for f in files]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=RECORD)
 
@@ -123,6 +133,15 @@ def flips(earlier: pd.DataFrame, later: pd.DataFrame) -> pd.DataFrame:
     both = earlier.merge(later, on=["chapter", "claim", "scale"], suffixes=(" earlier", " later"))
     opposite = [(a, b) in OPPOSITE for a, b in zip(both["verdict earlier"], both["verdict later"])]
     return both[pd.Series(opposite, index=both.index, dtype=bool)]
+
+
+def stale(shipped: pd.DataFrame, decided: pd.DataFrame) -> pd.DataFrame:
+    """The claims whose shipped reference verdict (``data/reference/NN-claims.csv``) is missing or differs
+    from what the reference data decides today (``NN-claims-on-reference``): a claim added or changed
+    since the reference verdicts were recorded (``python -m iolab claims --record-reference``)."""
+    both = decided.merge(shipped, on=["chapter", "claim"], how="left", suffixes=("", " shipped"))
+    return both[both["verdict shipped"].isna() | (both["verdict"] != both["verdict shipped"])
+                | (both["expect"] != both["expect shipped"])]
 
 
 def on_reference(claim: Claim, reference: Callable[[str], pd.DataFrame | None]) -> Comparison | None:
@@ -176,17 +195,23 @@ class Claims:
         return there
 
     def what_held(self, reference: Callable[[str], pd.DataFrame | None] = results.reference,
-                  save: Callable[[pd.DataFrame, str], object] = results.save) -> pd.DataFrame:
+                  save: Callable[[pd.DataFrame, str], object] = results.save,
+                  reference_scale: Callable[[str], str | None] = results.reference_scale) -> pd.DataFrame:
         """Each claim on this run and on the reference run; glued as ``CHAPTER-what-held`` (``CHAPTER-PART-...``).
 
-        This run's verdicts are saved as ``CHAPTER-claims`` (``CHAPTER-PART-claims``) (the reference run's copy records which
-        claims held there; ``python -m iolab claims`` finds the ones two runs decided oppositely).
+        This run's verdicts are saved as ``CHAPTER-claims`` (``CHAPTER-PART-claims``), and the reference
+        data's as ``CHAPTER-claims-on-reference``: ``python -m iolab claims`` finds the claims two runs
+        decided oppositely, and the reference verdicts ``data/reference/`` records that are out of date.
         """
+        theirs = {name: on_reference(claim, reference) for name, (claim, _) in self.decided.items()}
         save(pd.DataFrame([record(self.chapter, claim, here) for claim, here in self.decided.values()]),
              f"{self.prefix}-claims")
+        save(pd.DataFrame([record(self.chapter, claim, theirs[claim.name], reference_scale(claim.data) or "none")
+                           for claim, _ in self.decided.values()], columns=RECORD),
+             f"{self.prefix}-claims{ON_REFERENCE}")
         rows = []
         for claim, here in self.decided.values():
-            there = on_reference(claim, reference)
+            there = theirs[claim.name]
             agree = here is None or there is None or held(claim, here) == held(claim, there)
             this_run = NOT_MEASURED if here is None else verdict_words(claim, here) + (f" [{here.warning}]" if here.warning else "")
             rows.append({

@@ -4,6 +4,7 @@
   the scale and the time of the run (a quick run replaces a full one's files: the JSON says which).
 - ``reference(name)`` reads the same pair from ``data/reference/``: a run of the same notebook at full
   scale on the machine its JSON names, overlaid on the reader's plots.
+- ``reference_scale(name)`` is the scale that reference run was measured at.
 - ``published(source)`` reads ``data/published.csv``: figures as the sources print them.
 """
 
@@ -39,6 +40,12 @@ def reference(name: str) -> pd.DataFrame | None:
     fp = json.loads(csv.with_suffix(".json").read_text())
     label = f"reference: {fp['cpu']}, {fp['cores']} cores"
     return pd.read_csv(csv).assign(machine=label)
+
+
+def reference_scale(name: str) -> str | None:
+    """The scale the reference run ``NAME`` was measured at (its JSON's ``scale``); None if not shipped."""
+    meta = data_dir() / "reference" / f"{name}.json"
+    return str(json.loads(meta.read_text()).get("scale")) if meta.exists() else None
 
 
 def published(source: str) -> pd.DataFrame:
