@@ -66,7 +66,7 @@ def test_reference_verdicts_are_recorded_from_a_run_and_a_claim_they_miss_or_con
     args = ["claims", str(run), "--earlier", str(tmp_path / "run"), "--reference", str(reference)]
     assert main(args) == 1
     out = capsys.readouterr().out
-    assert "out of date" in out and "04-claim-fast" in out and "says nothing" in out
+    assert "out of date: 04-claim-fast" in out and "records nothing" in out and "--record-reference" in out
     assert main(args + ["--record-reference"]) == 0
     recorded = pd.read_csv(reference / "04-claims.csv", dtype={"chapter": str})
     assert list(recorded.verdict) == ["higher"] and (reference / "04-claims.json").is_file()
@@ -74,3 +74,12 @@ def test_reference_verdicts_are_recorded_from_a_run_and_a_claim_they_miss_or_con
     assert main(args) == 0 and "out of date" not in capsys.readouterr().out
     pd.DataFrame([{**recorded.iloc[0].to_dict(), "verdict": "same"}]).to_csv(reference / "04-claims.csv", index=False)
     assert main(args) == 1  # a changed claim, or one the reference data now decides otherwise
+
+
+def test_record_reference_leaves_a_chapter_whose_shipped_verdicts_agree(tmp_path, capsys):
+    run = _claims(tmp_path / "run", fast="higher")
+    (run / "04-claims.csv").rename(run / "04-claims-on-reference.csv")
+    reference = _claims(tmp_path / "reference", fast="higher")
+    (reference / "04-claims.json").write_text('{"cpu": "the reference machine"}')
+    assert main(["claims", str(run), "--reference", str(reference), "--record-reference"]) == 0
+    assert "the reference machine" in (reference / "04-claims.json").read_text()

@@ -121,10 +121,12 @@ def add_claims(sub: Subparsers) -> None:
             return _record_reference(later, reference)
         stale = claims.stale(claims.recorded(reference), claims.recorded(later, on_reference=True))
         for _, row in stale.iterrows():
-            print(f"out of date: {reference}/{row['chapter']}-...-claims.csv says "
-                  f"{row['verdict shipped'] if isinstance(row['verdict shipped'], str) else 'nothing'} for {row['chapter']}-claim-"
-                  f"{row['claim']}, the reference data decides {row['verdict']} (expect {row['expect']}): "
-                  f"run `python -m iolab claims --record-reference` after the notebooks and commit {reference}")
+            shipped = row["verdict shipped"] if isinstance(row["verdict shipped"], str) else "nothing"
+            print(f"out of date: {row['chapter']}-claim-{row['claim']}: {reference} records {shipped}, "
+                  f"the reference data decides {row['verdict']} (expect {row['expect']})")
+        if len(stale):
+            print(f"the reference verdicts are out of date: `python -m iolab claims --record-reference` writes them "
+                  f"from this run's NN-claims-on-reference files; commit {reference}")
         a, b = claims.recorded(earlier), claims.recorded(later)
         if a.empty or b.empty:
             print(f"no claims recorded in {earlier if a.empty else later}: nothing to compare")
@@ -143,7 +145,11 @@ def add_claims(sub: Subparsers) -> None:
 
 
 def _record_reference(later: Path, reference: Path) -> int:
-    """Copy ``later``'s ``NN-claims-on-reference`` files to ``reference`` as ``NN-claims``: which claims held there."""
+    """Copy ``later``'s ``NN-claims-on-reference`` files to ``reference`` as ``NN-claims``: which claims held there.
+
+    Only the files whose shipped copy is missing or out of date (:func:`claims.stale`) are written: a
+    reference run's own verdicts, and its JSON naming the machine, stay where they agree.
+    """
     import pandas as pd
 
     from iolab.kit import claims
@@ -155,10 +161,13 @@ def _record_reference(later: Path, reference: Path) -> int:
     for source in found:
         name = source.name.replace(claims.ON_REFERENCE, "")
         table = pd.read_csv(source, dtype={"chapter": str})
+        shipped = claims.recorded(reference) if (reference / name).exists() else None
+        if shipped is not None and claims.stale(shipped, table).empty:
+            continue
         table.to_csv(reference / name, index=False)
         run = json.loads(source.with_suffix(".json").read_text()) if source.with_suffix(".json").exists() else {}
         meta = {"scale": ", ".join(sorted(set(table["scale"].astype(str)))),
-                "decided_from": f"the reference runs' data in {reference}, by the claims of notebooks run at "
+                "decided_from": "the reference runs' data beside this file, by the claims of notebooks run at "
                                 f"{run.get('measured_at', 'an unknown time')}"}
         (reference / name).with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
         print(f"{reference / name}: {len(table)} claims, {int((table['held'] == claims.HELD).sum())} held")
