@@ -89,13 +89,13 @@ $(ACTIONLINT):
 # checks the grader (iolab.homework) strictly: its processes pass one typed contract (pyproject's [tool.mypy]).
 unit: env $(ACTIONLINT)
 	$(BIN)/mypy
-	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -n 2 -m "not solo and not honest" tests
-	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -m "solo and not honest" tests
+	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -n 2 --durations=10 -m "not solo and not honest" tests
+	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest --durations=10 -m "solo and not honest" tests
 
 # Honest work scores full every time: every graded notebook's solutions, handed in IOLAB_HONEST_ROUNDS
-# times (3) by as many students, graded at --jobs 2 beside a CPU-burning process; one lost point fails.
+# times (2) by as many students, graded at --jobs 2 beside a CPU-burning process; one lost point fails.
 # The student editions, handed in blank in the same batch, score 0 (tests/homework/test_homework.py;
-# about 8 minutes on 2 cores).
+# about 10 minutes on 2 cores).
 honest: env
 	IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -p no:cacheprovider -m honest tests/homework
 
