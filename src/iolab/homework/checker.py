@@ -110,10 +110,37 @@ def run_job(job: NotebookJob, read_answers: Callable[[], Answers]) -> Verdict:
     received = read_answers()
     verdicts = {}
     for exercise, namespace, given_error in prepared:
-        ours = early[exercise.label] if exercise.label in early else remeasure(exercise, namespace)
+        if exercise.label in early:
+            ours = early[exercise.label]
+        else:  # measured again only where an answer could be graded by it (a blank submission's never is)
+            ours = remeasure(exercise, namespace) if answered(exercise, received) else {}
         verdicts[exercise.label] = ExerciseVerdict(given_error, parameters(exercise.given, namespace), {
             c.grade_id: check_one(c, received.get(c.grade_id), namespace, ours) for c in exercise.checks})
     return Verdict(setup_error, verdicts)
+
+
+def answered(exercise: ExerciseJob, received: Answers) -> bool:
+    """Whether a check of ``exercise`` received one of its own answers, a name its given cells do not measure.
+
+    A check that reads only measured names is graded on them alone, so it counts as answered: their
+    values must still be held against the checker's. Where no check is, nothing the checker measures
+    can change a point, and a solo notebook need not measure again (a blank submission's exercises).
+    """
+    measured = {name for source in exercise.measured for name in checks.bound_names(source)}
+    for check in exercise.checks:
+        own = set(check.names) - measured
+        text = received.get(check.grade_id)
+        if not own:
+            return True
+        if text is None:
+            continue
+        try:
+            arrived = answers.load(text)
+        except answers.NotData:
+            return True  # tampered: check_one says so, and measuring again costs only time
+        if any("value" in arrived.get(name, {}) for name in own):
+            return True
+    return False
 
 
 def remeasure(exercise: ExerciseJob, namespace: dict[str, Any]) -> dict[str, Any]:
