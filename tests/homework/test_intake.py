@@ -63,7 +63,8 @@ def test_canvas_and_moodle_names_land_in_the_students_folders_by_roster(tmp_path
     assert (out / ".unmatched" / "stranger_555_1_02-blocking.ipynb").is_file()
     assert not any(p.suffix == ".txt" for p in out.rglob("*"))
     assert all(out in p.parents for p in out.rglob("*"))
-    assert (out / "names.csv").read_text().splitlines()[0] == "id,name"
+    assert (out / "names.csv").read_text().splitlines()[:2] == ["id,name,canvas_id,sis_user_id,sis_login_id,section",
+                                                               "ada,Ada Lovelace,12345,,,"]
     assert set(done.names) - set(done.placed) == {"bob"}
     assert done.refused == [] and done.earlier == {}
 

@@ -15,14 +15,16 @@ def _rows():
 
 
 def test_the_gradebook_has_canvas_columns_a_points_possible_row_and_a_row_per_student():
-    table = reports.gradebook(_rows(), {"ada": "Ada Lovelace"})
+    ada = {"id": "ada", "name": "Ada Lovelace", "canvas_id": "1001", "sis_login_id": "ada"}
+    table = reports.gradebook(_rows(), {"ada": ada})
     assert list(table.columns) == [*reports.CANVAS_COLUMNS, "02-blocking", "04-prefork", "Total"]
     assert table.iloc[0].to_dict() | {} == {"Student": "Points Possible", "ID": "", "SIS User ID": "",
                                             "SIS Login ID": "", "Section": "", "02-blocking": 3.0,
                                             "04-prefork": 3.0, "Total": 6.0}
-    assert table.iloc[1][["Student", "SIS User ID", "02-blocking", "04-prefork", "Total"]].to_list() == [
-        "Ada Lovelace", "ada", 2.5, 0.0, 2.5]  # no submission of notebook 04: 0
-    assert table.iloc[2][["Student", "Total"]].to_list() == ["bob", 4.0]
+    assert table.iloc[1][["Student", "ID", "SIS User ID", "SIS Login ID", "02-blocking", "04-prefork", "Total"]
+                         ].to_list() == ["Ada Lovelace", "1001", "", "ada", 2.5, 0.0, 2.5]  # no notebook 04: 0
+    # nobody said bob's course id is an SIS User ID: it is not put there, only in place of a name
+    assert table.iloc[2][["Student", "ID", "SIS User ID", "Total"]].to_list() == ["bob", "", "", 4.0]
 
 
 def test_pass_rates_count_full_partial_and_zero_per_exercise():
