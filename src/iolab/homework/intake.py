@@ -229,10 +229,13 @@ def _who_and_file(member: str) -> tuple[list[str], str, int | None]:
 
 def _course_name(name: str, notebooks: set[str]) -> str:
     """``name`` as the course calls the notebook: Canvas's ``-1`` suffix dropped when that gives a course notebook."""
+    return original if name not in notebooks and (original := _uploaded_as(name)) in notebooks else name
+
+
+def _uploaded_as(name: str) -> str:
+    """``name`` without the ``-1``, ``-2`` Canvas adds to a name it has seen."""
     stem, suffix = name.rsplit(".", 1) if "." in name else (name, "")
-    if name not in notebooks and (match := DUPLICATE.match(stem)) and f"{match['stem']}.{suffix}" in notebooks:
-        return f"{match['stem']}.{suffix}"
-    return name
+    return f"{match['stem']}.{suffix}" if (match := DUPLICATE.match(stem)) else name
 
 
 def _refusal(member: zipfile.ZipInfo) -> str | None:
@@ -320,9 +323,9 @@ def _rename_lone(uploads: list[_Upload], notebooks: set[str], assignment: str | 
             by_student.setdefault(upload.student, []).append(upload)
     renamed = []
     for student, mine in by_student.items():
-        names = {u.notebook for u in mine}
-        if len(names) == 1 and not names <= notebooks and (new := graded_as(names.pop(), named)) != mine[0].notebook:
-            renamed.append((student, mine[0].notebook, new))
+        names = {_uploaded_as(u.notebook) for u in mine}  # "hw2 final-1.ipynb" is Canvas's second "hw2 final.ipynb"
+        if len(names) == 1 and not names & notebooks and (new := graded_as(name := names.pop(), named)) != name:
+            renamed.append((student, name, new))
             for upload in mine:
                 upload.notebook = new
     return renamed
