@@ -112,6 +112,25 @@ def test_a_notebook_nested_too_deeply_for_json_is_an_error_row_not_a_crash(cours
     assert _refused(subs / "eve" / "hw.ipynb", sources)[0].reason.startswith("cannot read the notebook: RecursionError")
 
 
+def test_the_progress_line_says_how_many_are_graded_together_and_which_alone_and_why(course):
+    sources, subs = course
+    solo = tiny_course()
+    solo.metadata["iolab"] = {"solo": True}
+    write(solo, sources / "solo.ipynb")
+    for student in ("bob", "cyd"):
+        write(_solved(), subs / student / "hw.ipynb")
+    write(solo, subs / "ada" / "solo.ipynb")
+    write(solo, subs / "bob" / "solo.ipynb")
+    together, alone = batch.plan(subs, sources, 2)
+    assert [(s, p.name) for s, p in alone] == [("ada", "solo.ipynb"), ("bob", "solo.ipynb")]
+    assert batch.progress(together, alone, 2) == (
+        "grading 5 notebooks, 3 of them 2 at a time; 2 one at a time after those: solo.ipynb is solo (a neighbour "
+        "on the same cores would change what its checks measure)")
+    assert batch.progress(*batch.plan(subs, sources, 1), 1) == "grading 5 notebooks, one at a time"
+    only_solo = batch.progress([], alone, 2)
+    assert only_solo.startswith("grading 2 notebooks, 2 one at a time: solo.ipynb is solo")
+
+
 @pytest.mark.timeout(240)
 def test_a_class_with_hostile_files_grades_the_honest_notebook_once_and_the_rest_zero(course):
     sources, subs = course
