@@ -152,3 +152,27 @@ def test_a_class_with_hostile_files_grades_the_honest_notebook_once_and_the_rest
     book = reports.gradebook(rows).set_index("Student")  # no names.csv: the course's id stands for the name
     assert book.loc["Points Possible", "Total"] == 3.0
     assert book.loc[["ada", "bob", "eve"], "Total"].to_list() == [3.0, 0.0, 0.0]
+
+
+@pytest.mark.timeout(240)
+def test_the_grade_command_titles_the_gradebook_as_the_canvas_export_and_refuses_an_unfit_column_first(
+        course, capsys):
+    sources, subs = course
+    (subs / "names.csv").write_text("id,name,canvas_id,sis_user_id,sis_login_id,section\n"
+                                    "ada,\"Lovelace, Ada\",1001,,ada,Section A\n")
+    export = subs / "canvas-gradebook.csv"  # where intake keeps Canvas's export (canvas_files has the full shape)
+    export.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Homework 1 (4321)\n"
+                      "    Points Possible,,,,,3\n\"Lovelace, Ada\",1001,,ada,Section A,\n")
+    sandbox_flag = ["--no-sandbox"] if SANDBOX == "none" else []
+    with pytest.raises(SystemExit) as stopped:
+        main(["homework", "grade", str(subs), "--notebooks", str(sources), "--canvas-assignment", "hw=Quiz",
+              *sandbox_flag])
+    assert stopped.value.code == 2 and "hw: no Canvas assignment columns fit" in capsys.readouterr().err
+    assert not (subs / "grades.csv").exists()
+    assert main(["homework", "grade", str(subs), "--notebooks", str(sources), "--jobs", "2", *sandbox_flag]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("grading 1 notebooks, 1 of them 2 at a time, ")
+    assert "Canvas columns: hw -> Homework 1 (4321) (3 points in Canvas)" in said
+    assert (subs / "gradebook.csv").read_text().splitlines() == [
+        "Student,ID,SIS User ID,SIS Login ID,Section,Homework 1 (4321)", "Points Possible,,,,,3.0",
+        '"Lovelace, Ada",1001,,ada,Section A,3.0']

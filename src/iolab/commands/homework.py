@@ -124,13 +124,12 @@ def add_homework(sub: Subparsers) -> None:
             return 1
         names_csv = args.names or (args.submissions / intake.NAMES)  # written by `homework intake`
         people = intake.read_people(names_csv) if names_csv.is_file() else None
-        columns = reports.assignment_columns({r.notebook for r in rows if r.exercise}, assignments, chosen) \
-            if assignments is not None else None
+        columns = None
+        if assignments is not None:
+            columns = reports.assignment_columns({r.notebook for r in rows if r.exercise}, assignments, chosen)
+            print("Canvas columns: " + ", ".join(f"{stem} -> {column} ({assignments[column] or '?'} points in Canvas)"
+                                                 for stem, column in columns.items()))
         paths = reports.write_reports(rows, args.submissions, people, args.release_hidden, columns, args.total)
-        if columns:
-            print("Canvas columns: " + ", ".join(f"{stem} -> {column} ({assignments[column] or '?'} points in "
-                                                 f"Canvas)" for stem, column in columns.items()
-                                                 if assignments is not None))
         table = pd.DataFrame(rows).groupby(["student", "notebook"])[["points", "max_points", "seconds"]].sum()
         print(table.round(1).to_string())
         print(f"grades: {out.resolve()}")
