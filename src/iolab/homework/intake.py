@@ -174,8 +174,8 @@ def read_roster(path: Path, id_column: str = "SIS Login ID") -> Roster:
                 "id": student, "name": row.get("name") or student,
                 "canvas_id": numbers[0] if len(numbers) == 1 else ""}
     elif "ID" in header and id_column in header:
-        kind, used = "Canvas gradebook export", ["Student", "ID", *{id_column}, *(
-            c for c in CANVAS_EXPORT[2:] if c in header and c != id_column)]
+        kind = "Canvas gradebook export"
+        used = [c for c in dict.fromkeys(["Student", "ID", id_column, *CANVAS_EXPORT]) if c in header]
         lacking = [c for c in CANVAS_EXPORT if c not in header]
         for row in rows:
             student, canvas_id = row.get(id_column, ""), row.get("ID", "")
