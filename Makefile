@@ -145,12 +145,14 @@ homework: env
 
 # JOBS=N grades N submissions at once; NO_SANDBOX=1 grades without bubblewrap (trusted code only);
 # RELEASE_HIDDEN=1 quotes hidden checks' messages in the feedback (they state the answers);
-# CHECKS=dir adds the instructor's own checks and course secret (iolab.homework.private).
+# CHECKS=dir adds the instructor's own checks and course secret (iolab.homework.private);
+# CANVAS_GRADEBOOK=file titles gradebook.csv's columns as that Canvas export's assignments.
 grade: env
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir (one folder per student id, holding their notebooks)"; exit 2; }
 	$(GUARD) $(BIN)/python -m iolab homework grade $(SUBMISSIONS) --out $(GRADES) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
 	  $(if $(JOBS),--jobs $(JOBS)) $(if $(NO_SANDBOX),--no-sandbox) $(if $(RELEASE_HIDDEN),--release-hidden) \
-	  $(if $(NAMES),--names $(NAMES)) $(if $(CHECKS),--checks $(CHECKS))
+	  $(if $(NAMES),--names $(NAMES)) $(if $(CHECKS),--checks $(CHECKS)) \
+	  $(if $(CANVAS_GRADEBOOK),--canvas-gradebook $(CANVAS_GRADEBOOK))
 
 # Gradescope: an autograder.zip for one notebook (NOTEBOOK=02-blocking) or for all of them.
 gradescope: env

@@ -112,6 +112,25 @@ def test_a_notebook_nested_too_deeply_for_json_is_an_error_row_not_a_crash(cours
     assert _refused(subs / "eve" / "hw.ipynb", sources)[0].reason.startswith("cannot read the notebook: RecursionError")
 
 
+def test_the_progress_line_says_how_many_are_graded_together_and_which_alone_and_why(course):
+    sources, subs = course
+    solo = tiny_course()
+    solo.metadata["iolab"] = {"solo": True}
+    write(solo, sources / "solo.ipynb")
+    for student in ("bob", "cyd"):
+        write(_solved(), subs / student / "hw.ipynb")
+    write(solo, subs / "ada" / "solo.ipynb")
+    write(solo, subs / "bob" / "solo.ipynb")
+    together, alone = batch.plan(subs, sources, 2)
+    assert [(s, p.name) for s, p in alone] == [("ada", "solo.ipynb"), ("bob", "solo.ipynb")]
+    assert batch.progress(together, alone, 2) == (
+        "grading 5 notebooks, 3 of them 2 at a time; 2 one at a time after those: solo.ipynb is solo (a neighbour "
+        "on the same cores would change what its checks measure)")
+    assert batch.progress(*batch.plan(subs, sources, 1), 1) == "grading 5 notebooks, one at a time"
+    only_solo = batch.progress([], alone, 2)
+    assert only_solo.startswith("grading 2 notebooks, 2 one at a time: solo.ipynb is solo")
+
+
 @pytest.mark.timeout(240)
 def test_a_class_with_hostile_files_grades_the_honest_notebook_once_and_the_rest_zero(course):
     sources, subs = course
@@ -130,6 +149,30 @@ def test_a_class_with_hostile_files_grades_the_honest_notebook_once_and_the_rest
         ("eve", "ex-a"): "error", ("eve", "ex-b"): "error"}
     assert all(r.reason for r in rows if r.status != "passed")
     assert {r.student for r in rows if not r.exercise} == {"ada", "zed"}  # the second copy, the linked folder
-    book = reports.gradebook(rows).set_index("SIS User ID")
-    assert book.loc["", "Total"] == 3.0  # Points Possible
+    book = reports.gradebook(rows).set_index("Student")  # no names.csv: the course's id stands for the name
+    assert book.loc["Points Possible", "Total"] == 3.0
     assert book.loc[["ada", "bob", "eve"], "Total"].to_list() == [3.0, 0.0, 0.0]
+
+
+@pytest.mark.timeout(240)
+def test_the_grade_command_titles_the_gradebook_as_the_canvas_export_and_refuses_an_unfit_column_first(
+        course, capsys):
+    sources, subs = course
+    (subs / "names.csv").write_text("id,name,canvas_id,sis_user_id,sis_login_id,section\n"
+                                    "ada,\"Lovelace, Ada\",1001,,ada,Section A\n")
+    export = subs / "canvas-gradebook.csv"  # where intake keeps Canvas's export (canvas_files has the full shape)
+    export.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Homework 1 (4321)\n"
+                      "    Points Possible,,,,,3\n\"Lovelace, Ada\",1001,,ada,Section A,\n")
+    sandbox_flag = ["--no-sandbox"] if SANDBOX == "none" else []
+    with pytest.raises(SystemExit) as stopped:
+        main(["homework", "grade", str(subs), "--notebooks", str(sources), "--canvas-assignment", "hw=Quiz",
+              *sandbox_flag])
+    assert stopped.value.code == 2 and "hw: no Canvas assignment columns fit" in capsys.readouterr().err
+    assert not (subs / "grades.csv").exists()
+    assert main(["homework", "grade", str(subs), "--notebooks", str(sources), "--jobs", "2", *sandbox_flag]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("grading 1 notebooks, 1 of them 2 at a time, ")
+    assert "Canvas columns: hw -> Homework 1 (4321) (3 points in Canvas)" in said
+    assert (subs / "gradebook.csv").read_text().splitlines() == [
+        "Student,ID,SIS User ID,SIS Login ID,Section,Homework 1 (4321)", "Points Possible,,,,,3.0",
+        '"Lovelace, Ada",1001,,ada,Section A,3.0']

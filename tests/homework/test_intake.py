@@ -1,4 +1,8 @@
-"""From an LMS's zip of submissions to SUBMISSIONS/<student id>/, using the instructor's roster."""
+"""From an LMS's zip of submissions to SUBMISSIONS/<student id>/, using the instructor's roster.
+
+The Canvas files (its gradebook export as the roster, its download's file names, anonymous ones
+too) come from ``canvas_files``, whose docstring cites where in Canvas's source each shape is made.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
+import canvas_files
+from iolab.commands import main
 from iolab.homework import batch
-from iolab.homework.intake import EARLIER, MAX_MIB_ENV, MAX_RATIO_ENV, IntakeLimits, limits_from_environment, intake
+from iolab.homework.intake import (EARLIER, MAX_MIB_ENV, MAX_RATIO_ENV, IntakeLimits, RosterError, intake,
+                                   limits_from_environment, read_people, read_roster)
 
 MIB = 1 << 20
 ROSTER = "id,key,name\nada,12345,Ada Lovelace\ngrace,777,Grace Hopper\nalan,4242,Alan Turing\nbob,999,Bob\n"
@@ -63,7 +70,8 @@ def test_canvas_and_moodle_names_land_in_the_students_folders_by_roster(tmp_path
     assert (out / ".unmatched" / "stranger_555_1_02-blocking.ipynb").is_file()
     assert not any(p.suffix == ".txt" for p in out.rglob("*"))
     assert all(out in p.parents for p in out.rglob("*"))
-    assert (out / "names.csv").read_text().splitlines()[0] == "id,name"
+    assert (out / "names.csv").read_text().splitlines()[:2] == ["id,name,canvas_id,sis_user_id,sis_login_id,section",
+                                                               "ada,Ada Lovelace,12345,,,"]
     assert set(done.names) - set(done.placed) == {"bob"}
     assert done.refused == [] and done.earlier == {}
 
@@ -197,3 +205,88 @@ def test_unmatched_files_of_the_same_name_are_all_kept(tmp_path):
     done = intake(archive, _roster(tmp_path), out, NOTEBOOKS)
     assert len(done.unmatched) == 2
     assert sorted(p.read_text() for p in (out / ".unmatched").iterdir()) == ["one", "two"]
+
+
+def _canvas_export(tmp_path: Path, text: str = canvas_files.EXPORT) -> Path:
+    export = tmp_path / "Grades-IO_101.csv"
+    export.write_text(text)
+    return export
+
+
+def test_canvas_gradebook_export_is_a_roster_keyed_by_canvas_id_with_the_course_id_from_its_column(tmp_path):
+    out = tmp_path / "submissions"
+    done = intake(_zip(tmp_path / "subs.zip", canvas_files.DOWNLOAD), _canvas_export(tmp_path), out, NOTEBOOKS)
+    assert done.roster is not None and done.roster.kind == "Canvas gradebook export"
+    assert done.roster.used == ["Student", "ID", "SIS Login ID", "SIS User ID", "Section"]
+    assert done.roster.lacking == [] and done.unmatched == []
+    assert sorted(done.placed) == ["agarcia", "alovelace", "cdoe"]  # "    Points Possible" is nobody
+    assert read_people(out / "names.csv")["alovelace"] == {
+        "id": "alovelace", "name": "Lovelace, Ada", "canvas_id": "1001", "sis_user_id": "S0001",
+        "sis_login_id": "alovelace", "section": "Section A"}
+    by_sis = intake(_zip(tmp_path / "subs.zip", canvas_files.DOWNLOAD), _canvas_export(tmp_path), tmp_path / "b",
+                    NOTEBOOKS, id_column="SIS User ID")
+    assert sorted(by_sis.placed) == ["S0001", "S0003", "S0009"]
+
+
+def test_a_roster_without_the_columns_it_needs_names_them_and_the_command_exits_2(tmp_path, capsys):
+    no_login = "\n".join(line.replace(",alovelace,", ",,") for line in canvas_files.EXPORT.splitlines())
+    header_only = _canvas_export(tmp_path, no_login.replace("SIS Login ID", "Login"))
+    with pytest.raises(RosterError, match="its columns are Student, ID, SIS User ID, Login, Section, HW2 Blocking"
+                                          r" \(4321\).*needs ID and SIS Login ID"):
+        read_roster(header_only)
+    emails = tmp_path / "emails.csv"
+    emails.write_text("email,name\nada@example.edu,Ada\n")
+    with pytest.raises(RosterError, match="columns are email, name; the course's roster needs id and key"):
+        read_roster(emails)
+    archive = _zip(tmp_path / "subs.zip", canvas_files.DOWNLOAD)
+    assert main(["homework", "intake", str(archive), "--roster", str(emails), "--out", str(tmp_path / "out")]) == 2
+    assert "not unpacked" in capsys.readouterr().out and not (tmp_path / "out").exists()
+
+
+def test_canvas_anonymous_names_match_the_anonymous_ids_in_the_roster(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,key,name\nada,1001;k3x9p,Ada\ncyd,anon_q7w2e,Cyd\ndee,1004,Dee\n")
+    out = tmp_path / "submissions"
+    done = intake(_zip(tmp_path / "subs.zip", canvas_files.ANONYMOUS), roster, out, NOTEBOOKS)
+    assert done.unmatched == []
+    assert {s: (out / s / "02-blocking.ipynb").read_text() for s in done.placed} == {
+        "ada": "k3x9p's", "cyd": "q7w2e's, late", "dee": "1004's, late, older Canvas"}
+    assert read_people(out / "names.csv")["ada"]["canvas_id"] == "1001"  # the one numeric key
+
+
+def test_a_lone_notebook_a_student_renamed_is_placed_as_the_assignments_and_said(tmp_path):
+    archive = _zip(tmp_path / "subs.zip", {**canvas_files.DOWNLOAD,
+                                           "garciaana_1009_5550010_hw2 final-1.ipynb": "ana's, later"})
+    out = tmp_path / "submissions"
+    done = intake(archive, _canvas_export(tmp_path), out, NOTEBOOKS)
+    assert (out / "agarcia" / "02-blocking.ipynb").read_text() == "ana's, later"  # her latest upload
+    assert [p.name for p in done.earlier["agarcia"]] == ["5550009-02-blocking.ipynb"]
+    assert done.renamed == [("agarcia", "hw2 final.ipynb", "02-blocking.ipynb")]
+    assert [(s, p.name) for s, p in batch.submissions(out)] == [
+        ("agarcia", "02-blocking.ipynb"), ("alovelace", "02-blocking.ipynb"), ("cdoe", "02-blocking.ipynb")]
+
+
+def test_a_renamed_notebook_keeps_its_name_when_the_assignment_is_not_known(tmp_path):
+    archive = _zip(tmp_path / "subs.zip", {"lovelaceada_1001_1_02-blocking.ipynb": "{}",
+                                           "doecyd_1003_2_04-prefork.ipynb": "{}",
+                                           "garciaana_1009_3_hw2 final.ipynb": "{}"})
+    done = intake(archive, _canvas_export(tmp_path), tmp_path / "a", NOTEBOOKS)
+    assert done.renamed == [] and done.placed["agarcia"] == [tmp_path / "a" / "agarcia" / "hw2 final.ipynb"]
+    named = intake(archive, _canvas_export(tmp_path), tmp_path / "b", NOTEBOOKS, assignment="02-blocking.ipynb")
+    assert named.renamed == [("agarcia", "hw2 final.ipynb", "02-blocking.ipynb")]
+
+
+def test_the_intake_command_says_which_columns_it_used_what_it_renamed_and_which_upload_it_kept(tmp_path, capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for name in NOTEBOOKS:
+        (notebooks / name).write_text("{}")
+    archive = _zip(tmp_path / "subs.zip", {**canvas_files.DOWNLOAD, "doecyd_LATE_1003_5550013_02-blocking-1.ipynb": "2"})
+    out = tmp_path / "out"
+    assert main(["homework", "intake", str(archive), "--roster", str(_canvas_export(tmp_path)), "--out", str(out),
+                 "--notebooks", str(notebooks)]) == 0
+    said = capsys.readouterr().out
+    assert "read as a Canvas gradebook export: columns Student, ID, SIS Login ID, SIS User ID, Section used" in said
+    assert "agarcia's only notebook, hw2 final.ipynb, placed as 02-blocking.ipynb" in said
+    assert "1 earlier uploads of 1 students kept" in said and "(the latest upload is graded): cdoe (1)" in said
+    assert (out / "canvas-gradebook.csv").read_text() == canvas_files.EXPORT

@@ -1,8 +1,16 @@
-"""What grading hands back: the gradebook an LMS imports, pass rates, and feedback without the key."""
+"""What grading hands back: the gradebook an LMS imports, pass rates, and feedback without the key.
+
+Canvas's gradebook export is the one in ``canvas_files``, whose docstring cites its shape's source.
+"""
 
 from __future__ import annotations
 
-from iolab.homework import reports
+import csv
+
+import pytest
+
+import canvas_files
+from iolab.homework import intake, reports
 from iolab.homework.grading import Row
 
 
@@ -15,14 +23,16 @@ def _rows():
 
 
 def test_the_gradebook_has_canvas_columns_a_points_possible_row_and_a_row_per_student():
-    table = reports.gradebook(_rows(), {"ada": "Ada Lovelace"})
+    ada = {"id": "ada", "name": "Ada Lovelace", "canvas_id": "1001", "sis_login_id": "ada"}
+    table = reports.gradebook(_rows(), {"ada": ada})
     assert list(table.columns) == [*reports.CANVAS_COLUMNS, "02-blocking", "04-prefork", "Total"]
     assert table.iloc[0].to_dict() | {} == {"Student": "Points Possible", "ID": "", "SIS User ID": "",
                                             "SIS Login ID": "", "Section": "", "02-blocking": 3.0,
                                             "04-prefork": 3.0, "Total": 6.0}
-    assert table.iloc[1][["Student", "SIS User ID", "02-blocking", "04-prefork", "Total"]].to_list() == [
-        "Ada Lovelace", "ada", 2.5, 0.0, 2.5]  # no submission of notebook 04: 0
-    assert table.iloc[2][["Student", "Total"]].to_list() == ["bob", 4.0]
+    assert table.iloc[1][["Student", "ID", "SIS User ID", "SIS Login ID", "02-blocking", "04-prefork", "Total"]
+                         ].to_list() == ["Ada Lovelace", "1001", "", "ada", 2.5, 0.0, 2.5]  # no notebook 04: 0
+    # nobody said bob's course id is an SIS User ID: it is not put there, only in place of a name
+    assert table.iloc[2][["Student", "ID", "SIS User ID", "Total"]].to_list() == ["bob", "", "", 4.0]
 
 
 def test_pass_rates_count_full_partial_and_zero_per_exercise():
@@ -56,3 +66,40 @@ def test_a_row_about_the_folder_gets_a_visible_feedback_file(tmp_path):
     paths = reports.write_reports([*_rows(), linked], tmp_path)
     assert sorted(p.name for p in (paths["feedback"] / "zed").iterdir()) == ["submission.md"]
     assert "not followed" in (paths["feedback"] / "zed" / "submission.md").read_text()
+
+
+def _class_of_three(tmp_path):
+    """Three Canvas students' rows for notebook 02, and their names.csv as intake writes it from Canvas's export."""
+    export = tmp_path / "export.csv"
+    export.write_text(canvas_files.EXPORT)
+    people = intake.read_roster(export).people
+    rows = [Row(student, "02-blocking.ipynb", "pred-a", points, 13.0, "passed" if points else "failed", "", 1.0)
+            for student, points in (("alovelace", 13.0), ("cdoe", 11.33), ("agarcia", 0.0))]
+    return export, people, rows
+
+
+def test_with_canvas_export_the_gradebook_fills_its_assignment_by_canvas_id_without_a_total(tmp_path):
+    export, people, rows = _class_of_three(tmp_path)
+    assignments = reports.canvas_assignments(export)
+    assert assignments == {canvas_files.ASSIGNMENT: "13", "Quiz 1 (87568490)": "10"}
+    columns = reports.assignment_columns({"02-blocking.ipynb"}, assignments)
+    assert columns == {"02-blocking": canvas_files.ASSIGNMENT}
+    paths = reports.write_reports(rows, tmp_path / "out", people, columns=columns)
+    lines = list(csv.reader(paths["gradebook"].open()))
+    assert lines[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "HW2 Blocking (4321)"]
+    assert lines[1] == ["Points Possible", "", "", "", "", "13.0"]
+    assert lines[2:] == [["Garcia, Ana", "1009", "S0009", "agarcia", "Section B", "0.0"],
+                         ["Lovelace, Ada", "1001", "S0001", "alovelace", "Section A", "13.0"],
+                         ["Doe, Cyd", "1003", "S0003", "cdoe", "Section A", "11.33"]]
+    with_total = reports.gradebook(rows, people, columns, total=True)
+    assert list(with_total.columns)[-2:] == [canvas_files.ASSIGNMENT, "Total"]
+
+
+def test_a_notebook_no_canvas_column_fits_is_refused_with_the_columns_and_the_option():
+    assignments = {canvas_files.ASSIGNMENT: "13", "Quiz 1 (87568490)": "10"}
+    with pytest.raises(ValueError, match=r"04-prefork: no Canvas assignment columns fit \(HW2 Blocking \(4321\), "
+                                         r"Quiz 1 \(87568490\)\); name one with --canvas-assignment 04-prefork="):
+        reports.assignment_columns({"04-prefork.ipynb"}, assignments)
+    assert reports.assignment_columns({"04-prefork.ipynb"}, assignments, {"04-prefork": "Quiz 1"}) == {
+        "04-prefork": "Quiz 1 (87568490)"}
+    assert reports.assignment_columns({"04-prefork.ipynb"}, {"Homework (9)": "5"}) == {"04-prefork": "Homework (9)"}

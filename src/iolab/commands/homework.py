@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from iolab.commands.table import Subparsers
+from iolab.homework.intake import CANVAS_ID_COLUMNS
 from iolab.kit.paths import COURSE_DATA
 from iolab.kit.scale import SCALES
 
@@ -60,8 +61,17 @@ def add_homework(sub: Subparsers) -> None:
     grade.add_argument("--release-hidden", action="store_true",
                        help="quote the hidden checks' messages in reasons and feedback (they state the answers)")
     grade.add_argument("--names", type=Path, default=None, metavar="CSV",
-                       help="a CSV of id,name for the gradebook's Student column (default: SUBMISSIONS/names.csv, "
-                       "as `homework intake` writes it)")
+                       help="a CSV of id,name[,canvas_id,sis_user_id,sis_login_id,section] for the gradebook's Student, "
+                       "ID, SIS and Section columns (default: SUBMISSIONS/names.csv, as `homework intake` writes it)")
+    grade.add_argument("--canvas-gradebook", type=Path, default=None, metavar="CSV",
+                       help="Canvas's gradebook export: each notebook's column is then titled as its assignment there, "
+                       "'Name (assignment id)', so that importing gradebook.csv fills that assignment (default: "
+                       "SUBMISSIONS/canvas-gradebook.csv, which intake keeps when its roster is such an export)")
+    grade.add_argument("--canvas-assignment", action="append", default=[], metavar="NOTEBOOK=NAME",
+                       help="the Canvas assignment a notebook goes to, where its name does not say (repeatable)")
+    grade.add_argument("--total", action=argparse.BooleanOptionalAction, default=None,
+                       help="a Total column in gradebook.csv (default: only without a Canvas gradebook export, "
+                       "since Canvas makes an unknown column a new assignment)")
     grade.add_argument("--checks", type=Path, default=None, metavar="DIR",
                        help="the instructor's own checks and course secret, outside the repository (see iolab.homework.private)")
     grade.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
@@ -69,7 +79,7 @@ def add_homework(sub: Subparsers) -> None:
     def run_grade(args: argparse.Namespace) -> int:
         import pandas as pd
 
-        from iolab.homework import batch, caps, grading, private, reports, sandbox
+        from iolab.homework import batch, caps, grading, intake, private, reports, sandbox
 
         if args.checks is not None:
             if not args.checks.is_dir():
@@ -95,17 +105,31 @@ def add_homework(sub: Subparsers) -> None:
                                          release_hidden=args.release_hidden,
                                          private=str(args.checks.resolve()) if args.checks else None)
         out = args.out or args.submissions / "grades.csv"
-        print(f"grading {sum(1 for _ in batch.submissions(args.submissions))} notebooks, {args.jobs} at a time, "
+        canvas = args.canvas_gradebook or args.submissions / intake.CANVAS_GRADEBOOK
+        if args.canvas_gradebook is not None and not canvas.is_file():
+            grade.error(f"--canvas-gradebook {canvas}: no such file")
+        assignments = reports.canvas_assignments(canvas) if canvas.is_file() else None
+        chosen = dict(pair.split("=", 1) for pair in args.canvas_assignment if "=" in pair)
+        if assignments is not None:
+            try:  # now, not after an hour of grading
+                reports.assignment_columns({p.name for _, p in batch.submissions(args.submissions)}, assignments, chosen)
+            except ValueError as exc:
+                grade.error(f"{exc} (the columns of {canvas})")
+        print(batch.progress(*batch.plan(args.submissions, args.notebooks, args.jobs), args.jobs) + ", "
               + ("without a sandbox" if args.no_sandbox else "each in a sandbox"), flush=True)
         print(f"each held to {held_to.summary()} ({caps.enforcement()})", flush=True)
         rows = batch.write_csv(batch.grade_folder(args.submissions, args.notebooks, options, args.jobs), out)
         if not rows:
             print(f"no notebooks found in {args.submissions}/<student>/")
             return 1
-        names_csv = args.names or (args.submissions / "names.csv")  # written by `homework intake`
-        names = dict(pd.read_csv(names_csv, dtype=str)[["id", "name"]].itertuples(index=False, name=None)) \
-            if names_csv.is_file() else None
-        paths = reports.write_reports(rows, args.submissions, names, args.release_hidden)
+        names_csv = args.names or (args.submissions / intake.NAMES)  # written by `homework intake`
+        people = intake.read_people(names_csv) if names_csv.is_file() else None
+        columns = None
+        if assignments is not None:
+            columns = reports.assignment_columns({r.notebook for r in rows if r.exercise}, assignments, chosen)
+            print("Canvas columns: " + ", ".join(f"{stem} -> {column} ({assignments[column] or '?'} points in Canvas)"
+                                                 for stem, column in columns.items()))
+        paths = reports.write_reports(rows, args.submissions, people, args.release_hidden, columns, args.total)
         table = pd.DataFrame(rows).groupby(["student", "notebook"])[["points", "max_points", "seconds"]].sum()
         print(table.round(1).to_string())
         print(f"grades: {out.resolve()}")
@@ -137,22 +161,51 @@ def add_homework(sub: Subparsers) -> None:
 
     take = actions.add_parser("intake", help="unpack an LMS's zip of submissions into SUBMISSIONS/<student id>/",
                               description="Unpack the zip of submissions that Canvas or Moodle downloads into "
-                              "SUBMISSIONS/<student id>/<notebook>.ipynb, using a roster CSV with columns id (the id "
-                              "students work with), key (the LMS's user id or the name in its file names) and name. "
-                              "Files whose submitter is not in the roster go to SUBMISSIONS/.unmatched/.")
+                              "SUBMISSIONS/<student id>/<notebook>.ipynb, using a roster: the course's CSV with columns "
+                              "id (the id students work with), key (the LMS's user id, anonymous id or the name in its "
+                              "file names) and name, or Canvas's own gradebook export (the course's id in --id-column). "
+                              "Files whose submitter is not in the roster go to SUBMISSIONS/.unmatched/; a student's "
+                              "earlier uploads to SUBMISSIONS/.earlier/; a student's lone notebook under another name "
+                              "is placed as the assignment's notebook. Exit status 2 when the roster names nobody.")
     take.add_argument("archive", type=Path, metavar="ZIP")
-    take.add_argument("--roster", type=Path, required=True, help="CSV with columns id, key[, name]")
+    take.add_argument("--roster", type=Path, required=True,
+                      help="CSV with columns id, key[, name], or Canvas's gradebook export")
+    take.add_argument("--id-column", default="SIS Login ID", choices=CANVAS_ID_COLUMNS,
+                      help="the column of a Canvas gradebook export that holds the course's ids (default: %(default)s)")
+    take.add_argument("--assignment", default=None, metavar="NOTEBOOK",
+                      help="the notebook a lone notebook under another name is graded as (default: the one course "
+                      "notebook the other uploads name)")
     take.add_argument("--out", type=Path, required=True, metavar="SUBMISSIONS")
     take.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
 
     def run_intake(args: argparse.Namespace) -> int:
-        from iolab.homework.intake import intake
+        import shutil
 
+        from iolab.homework import intake
+
+        assignment = f"{args.assignment.removesuffix('.ipynb')}.ipynb" if args.assignment else None
+        notebooks = {p.name for p in args.notebooks.glob("*.ipynb")}
+        if assignment and assignment not in notebooks:
+            take.error(f"--assignment {args.assignment}: no such notebook in {args.notebooks}")
         try:
-            done = intake(args.archive, args.roster, args.out, {p.name for p in args.notebooks.glob("*.ipynb")})
+            done = intake.intake(args.archive, args.roster, args.out, notebooks, assignment=assignment,
+                                 id_column=args.id_column)
+        except intake.RosterError as exc:
+            print(f"not unpacked: {exc}")
+            return 2
         except ValueError as exc:  # an IOLAB_INTAKE_* cap that is not a number
             take.error(str(exc))
+        roster = done.roster
+        assert roster is not None
+        print(f"roster: {args.roster} read as a {roster.kind}: columns {', '.join(roster.used)} used"
+              + (f"; no {', '.join(roster.lacking)} (left empty in gradebook.csv)" if roster.lacking else ""))
+        if roster.kind == "Canvas gradebook export":  # kept for `homework grade`: its assignment columns
+            shutil.copyfile(args.roster, args.out / intake.CANVAS_GRADEBOOK)
+            print(f"kept as {args.out / intake.CANVAS_GRADEBOOK}: `homework grade` titles gradebook.csv's columns "
+                  "as its assignments")
         print(f"{sum(map(len, done.placed.values()))} notebooks of {len(done.placed)} students in {args.out.resolve()}")
+        for student, uploaded, graded in done.renamed:
+            print(f"{student}'s only notebook, {uploaded}, placed as {graded}")
         for name in done.unmatched:
             print(f"not in the roster, kept in {args.out / '.unmatched'}: {name}")
         if done.refused:
@@ -160,7 +213,7 @@ def add_homework(sub: Subparsers) -> None:
                   + "; ".join(f"{name} ({why})" for name, why in done.refused))
         if done.earlier:
             print(f"{sum(map(len, done.earlier.values()))} earlier uploads of {len(done.earlier)} students kept in "
-                  f"{args.out / '.earlier'} (the newest is graded): "
+                  f"{args.out / '.earlier'} (the latest upload is graded): "
                   + ", ".join(f"{student} ({len(paths)})" for student, paths in sorted(done.earlier.items())))
         missing = sorted(set(done.names) - set(done.placed))
         if missing:

@@ -257,16 +257,37 @@ def grade_folder(folder: Path, sources: Path, options: GradingOptions = GradingO
     """
     max_notebook_bytes()  # a mistyped IOLAB_MAX_NOTEBOOK_BYTES stops the batch before it starts
     yield from not_graded(folder)
-    tasks = [(path, student, sources, options) for student, path in submissions(folder)]
-    alone = {name for name in {path.name for path, *_ in tasks} if solo(sources / name)} if jobs > 1 else set()
+    together, alone = plan(folder, sources, jobs)
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for rows in pool.map(lambda task: _grade_in_process(*task), [t for t in tasks if t[0].name not in alone]):
+            for rows in pool.map(lambda task: _grade_in_process(task[1], task[0], sources, options), together):
                 yield from rows
-        for task in (t for t in tasks if t[0].name in alone):
-            yield from _grade_in_process(*task)
+        for student, path in alone:
+            yield from _grade_in_process(path, student, sources, options)
     finally:
         stop_server()
+
+
+def plan(folder: Path, sources: Path, jobs: int) -> tuple[list[tuple[str, Path]], list[tuple[str, Path]]]:
+    """The submissions (student, notebook) :func:`grade_folder` grades ``jobs`` at a time, and those it grades
+    one at a time after them: with ``jobs`` > 1, those of solo notebooks (:func:`solo`)."""
+    tasks = list(submissions(folder))
+    alone = {name for name in {path.name for _, path in tasks} if solo(sources / name)} if jobs > 1 else set()
+    return [t for t in tasks if t[1].name not in alone], [t for t in tasks if t[1].name in alone]
+
+
+def progress(together: list[tuple[str, Path]], alone: list[tuple[str, Path]], jobs: int) -> str:
+    """What :func:`plan` decided, in words: how many are graded how many at a time, and why some alone."""
+    count = len(together) + len(alone)
+    if jobs <= 1 or not count:
+        return f"grading {count} notebooks, one at a time"
+    said = [f"{len(together)} of them {jobs} at a time"] if together else []
+    if alone:
+        solos = sorted({path.name for _, path in alone})
+        said.append(f"{len(alone)} one at a time{' after those' if together else ''}: {', '.join(solos)} "
+                    f"{'is' if len(solos) == 1 else 'are'} solo (a neighbour on the same cores would change what "
+                    f"{'its' if len(solos) == 1 else 'their'} checks measure)")
+    return f"grading {count} notebooks, " + "; ".join(said)
 
 
 def stop_server() -> None:

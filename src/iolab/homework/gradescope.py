@@ -43,6 +43,7 @@ from iolab.homework import batch, contract, private, sandbox
 from iolab.homework.contract import SandboxKind
 from iolab.homework.scratch import open_folder
 from iolab.homework.grading import GradingOptions, Row
+from iolab.homework.intake import graded_as
 from iolab.kit.paths import COURSE_DATA
 
 COURSE = COURSE_DATA.parent
@@ -136,7 +137,7 @@ def _submitted(root: Path, sources: Path, student: str) -> tuple[list[tuple[Path
     graded = sorted(sources.glob("*.ipynb"))
     if len(top) + len(deeper) == 1:
         only = (top + deeper)[0]
-        return [(only, graded[0].name if len(graded) == 1 else only.name)], []
+        return [(only, graded_as(only.name, [path.name for path in graded]))], []
     names = {path.name for path in top}
     return [(path, path.name) for path in top], [Row(student, path.name, "", 0.0, 0.0, "error",
                                                      batch.why_not_graded(path, folder, names), 0.0) for path in deeper]

@@ -1,12 +1,24 @@
 """From an LMS's download to the grader's folders: ``SUBMISSIONS/<student id>/<notebook>.ipynb``.
 
 An LMS hands the instructor one zip of every submission, each file renamed after its submitter.
-Canvas names a file ``<name>[_LATE]_<user id>_<submission id>_<original name>`` and adds ``-1``,
-``-2`` to a name it has seen; Moodle puts each submitter's files in a folder
-``<Full Name>_<participant id>_assignsubmission_file_``. The roster (a CSV the instructor exports)
-maps what the LMS wrote to the course's student id: columns ``id`` (the id students work with,
-which seeds their parameters), ``key`` (the LMS's user id, or the name as it appears in the file
-names) and optionally ``name``.
+Canvas names a file ``<name>[_LATE]_<user id>_<attachment id>_<original name>`` and adds ``-1``,
+``-2`` to a name it has seen; with anonymous grading, ``[LATE_]anon_<anonymous id>_<attachment
+id>_<original name>`` (and, in older Canvas, no name at all: ``[LATE_]<user id>_...``). Moodle puts
+each submitter's files in a folder ``<Full Name>_<participant id>_assignsubmission_file_``.
+
+The roster maps what the LMS wrote to the course's student id (the id students work with, which
+seeds their parameters). It is either the course's own CSV, columns ``id``, ``key`` (the LMS's user
+id, the anonymous id, or the name as it appears in the file names; several separated by ``;``) and
+optionally ``name``, ``sis_user_id``, ``sis_login_id``, ``section``; or Canvas's own gradebook export
+(``Student,ID,SIS User ID,SIS Login ID,Section,...``, its "Points Possible" row skipped), where the
+course's id is the column ``id_column`` names (default ``SIS Login ID``) and the key is ``ID``, the
+Canvas user id. Either way ``names.csv`` keeps, per student, what the gradebook hands back to Canvas
+(:data:`PEOPLE_COLUMNS`). A roster with neither set of columns is refused with :class:`RosterError`,
+which names the columns it has and those it lacks.
+
+A student's single notebook under a name that is not the course's (``hw2 final.ipynb``) is placed
+as the assignment's notebook (:func:`graded_as`, as the Gradescope grader does): the one named by
+``assignment``, else the one course notebook the class's other uploads name.
 
 Nothing is dropped silently, and nothing in the zip is trusted:
 
@@ -34,10 +46,14 @@ import re
 import stat
 import zipfile
 import zlib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-CANVAS = re.compile(r"^(?P<name>[^_]+?)(?:_LATE)?_(?P<user>\d+)_(?P<submission>\d+)_(?P<file>.+)$")
+# content_zipper.rb's get_filename: [sortable name, "LATE" if late, user id] joined by "_", then
+# "_<attachment id>_<display name>"; an anonymous assignment's "anon_<anonymous id>" in place of name and id.
+CANVAS = re.compile(r"^(?:(?:LATE_)?anon_(?P<anon>[A-Za-z0-9]+)|(?:(?P<name>[^_]+?)_)?(?:LATE_)?(?P<user>\d+))"
+                    r"_(?P<submission>\d+)_(?P<file>.+)$")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<user>\d+)_assign\w*?_?$")
 DUPLICATE = re.compile(r"^(?P<stem>.+?)-\d+$")  # Canvas's "02-blocking-1.ipynb"
 
@@ -50,6 +66,29 @@ CHUNK = 64 * 1024
 UNMATCHED = ".unmatched"
 EARLIER = ".earlier"
 INFLATABLE = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+NAMES = "names.csv"
+CANVAS_GRADEBOOK = "canvas-gradebook.csv"  # a Canvas gradebook export given as the roster, kept for grading
+# names.csv: per student, what the gradebook hands back to Canvas (reports.gradebook reads it).
+PEOPLE_COLUMNS = ["id", "name", "canvas_id", "sis_user_id", "sis_login_id", "section"]
+COURSE_ROSTER = ("id", "key")  # the course's own roster needs both
+CANVAS_EXPORT = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+CANVAS_ID_COLUMNS = ("SIS Login ID", "SIS User ID", "ID")  # where a Canvas export may hold the course's id
+POINTS_POSSIBLE = "Points Possible"  # Canvas's second row ("    Points Possible"), not a student
+
+
+class RosterError(ValueError):
+    """A roster that names nobody: the columns it has and those it lacks."""
+
+
+@dataclass
+class Roster:
+    """Who is who: the LMS's keys (lower-cased) to the course's id, each student's columns, and which were read."""
+
+    keys: dict[str, str]
+    people: dict[str, dict[str, str]]  # student id -> PEOPLE_COLUMNS
+    kind: str  # "course roster" or "Canvas gradebook export"
+    used: list[str]
+    lacking: list[str]
 
 
 @dataclass
@@ -65,6 +104,8 @@ class Intake:
     names: dict[str, str] = field(default_factory=dict)
     refused: list[tuple[str, str]] = field(default_factory=list)
     earlier: dict[str, list[Path]] = field(default_factory=dict)
+    renamed: list[tuple[str, str, str]] = field(default_factory=list)  # (student, as uploaded, as graded)
+    roster: Roster | None = None
 
 
 @dataclass(frozen=True)
@@ -104,19 +145,74 @@ class _Upload:
         return (self.submission if self.submission is not None else -1, self.member.date_time, self.place)
 
 
-def read_roster(path: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """(LMS key, lower-cased -> student id, student id -> name) from a roster CSV with columns id, key[, name]."""
-    keys, names = {}, {}
-    with path.open(newline="") as f:
-        for row in csv.DictReader(f):
-            student = (row.get("id") or "").strip()
-            if not student:
+def _table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and rows of a CSV (Excel's byte order mark dropped), every value stripped."""
+    with path.open(newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        rows = [{k.strip(): (v or "").strip() for k, v in row.items() if k is not None} for row in reader]
+        return [c.strip() for c in reader.fieldnames or []], rows
+
+
+def read_roster(path: Path, id_column: str = "SIS Login ID") -> Roster:
+    """Who is who, from the course's roster (id, key[, name, ...]) or Canvas's gradebook export.
+
+    :class:`RosterError` when the file has neither's columns, naming those it has and those it lacks.
+    """
+    header, rows = _table(path)
+    keys: dict[str, str] = {}
+    people: dict[str, dict[str, str]] = {}
+    if all(c in header for c in COURSE_ROSTER):
+        kind, used = "course roster", [c for c in PEOPLE_COLUMNS + ["key"] if c in header]
+        lacking = [c for c in PEOPLE_COLUMNS if c not in header and c != "canvas_id"]
+        for row in rows:
+            if not (student := row.get("id", "")):
                 continue
-            for key in (row.get("key") or "").split(";"):
-                if key.strip():
-                    keys[key.strip().lower()] = student
-            names[student] = (row.get("name") or student).strip()
-    return keys, names
+            found = [k.strip() for k in row.get("key", "").split(";") if k.strip()]
+            keys |= {k.lower(): student for k in found}
+            numbers = [k for k in found if k.isdigit()]  # the Canvas user id, when the key holds one
+            people[student] = {c: row.get(c, "") for c in PEOPLE_COLUMNS} | {
+                "id": student, "name": row.get("name") or student,
+                "canvas_id": numbers[0] if len(numbers) == 1 else ""}
+    elif "ID" in header and id_column in header:
+        kind = "Canvas gradebook export"
+        used = [c for c in dict.fromkeys(["Student", "ID", id_column, *CANVAS_EXPORT]) if c in header]
+        lacking = [c for c in CANVAS_EXPORT if c not in header]
+        for row in rows:
+            student, canvas_id = row.get(id_column, ""), row.get("ID", "")
+            if not student or not canvas_id or row.get("Student", "") == POINTS_POSSIBLE:
+                continue
+            keys[canvas_id.lower()] = student
+            people[student] = {"id": student, "name": row.get("Student") or student, "canvas_id": canvas_id,
+                               "sis_user_id": row.get("SIS User ID", ""),
+                               "sis_login_id": row.get("SIS Login ID", ""), "section": row.get("Section", "")}
+    else:
+        canvas = "ID" in header
+        needs = (f"a Canvas gradebook export needs ID and {id_column} (the course's id; --id-column names "
+                 f"another of {', '.join(CANVAS_ID_COLUMNS)})" if canvas else
+                 f"the course's roster needs {' and '.join(COURSE_ROSTER)} (name optional); a Canvas gradebook "
+                 f"export needs ID and {id_column}")
+        raise RosterError(f"{path}: no one can be matched: its columns are {', '.join(header) or 'none'}; {needs}")
+    return Roster(keys, people, kind, used, lacking)
+
+
+def write_people(people: dict[str, dict[str, str]], path: Path) -> None:
+    """``names.csv``: a row of :data:`PEOPLE_COLUMNS` per student, by id."""
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=PEOPLE_COLUMNS)
+        writer.writeheader()
+        writer.writerows(people[s] for s in sorted(people))
+
+
+def read_people(path: Path) -> dict[str, dict[str, str]]:
+    """``names.csv`` as :func:`write_people` wrote it (an older one, ``id,name``, too): student id -> columns."""
+    _, rows = _table(path)
+    return {row["id"]: {c: row.get(c, "") for c in PEOPLE_COLUMNS} for row in rows if row.get("id")}
+
+
+def graded_as(name: str, notebooks: Collection[str]) -> str:
+    """The notebook a student's lone notebook ``name`` is graded as: the one of ``notebooks`` when there is one, else itself."""
+    only = sorted(notebooks)
+    return only[0] if len(only) == 1 else name
 
 
 def _who_and_file(member: str) -> tuple[list[str], str, int | None]:
@@ -126,16 +222,20 @@ def _who_and_file(member: str) -> tuple[list[str], str, int | None]:
         return [match["user"], match["name"]], parts[-1], None
     name = parts[-1]
     if match := CANVAS.match(name):
-        return [match["user"], match["name"]], match["file"], int(match["submission"])
+        tokens = [match["anon"], f"anon_{match['anon']}"] if match["anon"] else [match["user"], match["name"]]
+        return [t for t in tokens if t], match["file"], int(match["submission"])
     return [parts[0]] if len(parts) > 1 else [], name, None
 
 
 def _course_name(name: str, notebooks: set[str]) -> str:
     """``name`` as the course calls the notebook: Canvas's ``-1`` suffix dropped when that gives a course notebook."""
+    return original if name not in notebooks and (original := _uploaded_as(name)) in notebooks else name
+
+
+def _uploaded_as(name: str) -> str:
+    """``name`` without the ``-1``, ``-2`` Canvas adds to a name it has seen."""
     stem, suffix = name.rsplit(".", 1) if "." in name else (name, "")
-    if name not in notebooks and (match := DUPLICATE.match(stem)) and f"{match['stem']}.{suffix}" in notebooks:
-        return f"{match['stem']}.{suffix}"
-    return name
+    return f"{match['stem']}.{suffix}" if (match := DUPLICATE.match(stem)) else name
 
 
 def _refusal(member: zipfile.ZipInfo) -> str | None:
@@ -208,6 +308,29 @@ def _uploads(zf: zipfile.ZipFile, keys: dict[str, str], notebooks: set[str]) -> 
     return found
 
 
+def _rename_lone(uploads: list[_Upload], notebooks: set[str], assignment: str | None) -> list[tuple[str, str, str]]:
+    """Give each student's lone notebook that is not the course's the assignment's name (:func:`graded_as`); what changed.
+
+    A student whose every upload bears one name, not a course notebook's, has a lone notebook. The
+    assignment's notebook is ``assignment``, else the one course notebook the other uploads name.
+    """
+    if not notebooks:
+        return []
+    named = {assignment} if assignment else {u.notebook for u in uploads if u.student and u.notebook in notebooks}
+    by_student: dict[str, list[_Upload]] = {}
+    for upload in uploads:
+        if upload.student is not None:
+            by_student.setdefault(upload.student, []).append(upload)
+    renamed = []
+    for student, mine in by_student.items():
+        names = {_uploaded_as(u.notebook) for u in mine}  # "hw2 final-1.ipynb" is Canvas's second "hw2 final.ipynb"
+        if len(names) == 1 and not names & notebooks and (new := graded_as(name := names.pop(), named)) != name:
+            renamed.append((student, name, new))
+            for upload in mine:
+                upload.notebook = new
+    return renamed
+
+
 def _earlier_names(older: list[_Upload], notebook: str) -> list[str]:
     """A file name for each older upload of one notebook: ``<submission id>-<notebook>``, else its place in the zip."""
     ids = [u.submission for u in older]
@@ -241,19 +364,23 @@ def _targets(uploads: list[_Upload], out: Path) -> dict[int, Path]:
 
 
 def intake(archive: Path, roster: Path, out: Path, notebooks: set[str] | None = None,
-           caps: IntakeLimits | None = None) -> Intake:
+           caps: IntakeLimits | None = None, assignment: str | None = None,
+           id_column: str = "SIS Login ID") -> Intake:
     """Unpack the LMS's ``archive`` into ``out/<student id>/``, using ``roster``; what was placed and what was not.
 
-    ``caps`` defaults to :func:`limits_from_environment`.
+    ``caps`` defaults to :func:`limits_from_environment`; ``assignment`` names the notebook a lone
+    renamed one is graded as (default: the one course notebook the other uploads name); ``id_column``
+    is the column of a Canvas gradebook export that holds the course's ids (:func:`read_roster`).
     """
-    keys, names = read_roster(roster)
+    who = read_roster(roster, id_column)
     caps = caps or limits_from_environment()
-    result = Intake(names=names)
+    result = Intake(names={s: p["name"] for s, p in who.people.items()}, roster=who)
     out.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(archive) as zf:
         members = zf.infolist()
         overlapping = {i + 1 for i in _overlapping(members)}  # places in the zip, as _Upload.place
-        uploads = _uploads(zf, keys, notebooks or set())
+        uploads = _uploads(zf, who.keys, notebooks or set())
+        result.renamed = _rename_lone(uploads, notebooks or set(), assignment)
         targets = _targets(uploads, out)
         for upload in uploads:
             target = targets[upload.place]
@@ -268,8 +395,5 @@ def intake(archive: Path, roster: Path, out: Path, notebooks: set[str] | None = 
                 result.earlier.setdefault(upload.student, []).append(target)
             else:
                 result.placed.setdefault(upload.student, []).append(target)
-    with (out / "names.csv").open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["id", "name"])
-        writer.writerows(sorted(names.items()))
+    write_people(who.people, out / NAMES)
     return result

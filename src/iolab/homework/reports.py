@@ -2,9 +2,13 @@
 
 All three are made from the rows of the grades CSV (``grading.Row``), so they agree with it:
 
-- ``gradebook.csv``: one row per student, a column per notebook and a total, after a
-  "Points Possible" row, in the columns Canvas's gradebook import reads (``Student``, ``ID``,
-  ``SIS User ID``, ``SIS Login ID``, ``Section``; the student's id goes in ``SIS User ID``);
+- ``gradebook.csv``: one row per student, a column per notebook, after a "Points Possible" row, in
+  the columns Canvas's gradebook import reads (``Student``, ``ID``, ``SIS User ID``, ``SIS Login
+  ID``, ``Section``), each filled from ``names.csv`` as intake wrote it from the roster (``ID`` is the
+  Canvas user id; the course's id stays in the column the roster had it in, none when it had none).
+  Given Canvas's own gradebook export (:func:`canvas_assignments`), each notebook's column bears the
+  title Canvas gave its assignment, ``Name (assignment id)``, so that the import fills that
+  assignment, and there is no ``Total`` column (Canvas would make it a new assignment) unless asked;
 - ``feedback/<student>/<notebook>.md``: each exercise, its points, and why it lost any, in the
   rows' words (which never quote a hidden test unless the grader was told ``--release-hidden``);
   rows about the student's folder rather than a notebook go to ``feedback/<student>/submission.md``;
@@ -13,15 +17,21 @@ All three are made from the rows of the grades CSV (``grading.Row``), so they ag
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
 
 from iolab.homework.grading import Row
+from iolab.homework.intake import CANVAS_EXPORT, POINTS_POSSIBLE
 
-CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+CANVAS_COLUMNS = list(CANVAS_EXPORT)
+# Where each of Canvas's columns comes from in names.csv (intake.PEOPLE_COLUMNS)
+FROM_PEOPLE = {"Student": "name", "ID": "canvas_id", "SIS User ID": "sis_user_id", "SIS Login ID": "sis_login_id",
+               "Section": "section"}
+ASSIGNMENT = re.compile(r"^(?P<name>.+) \((?P<id>\d+)\)$")  # Canvas's "HW2 Blocking (4321)"
 FEEDBACK = "feedback"
 FOLDER_FEEDBACK = "submission"  # feedback/<student>/submission.md: rows about the folder, not a notebook
 
@@ -30,26 +40,77 @@ def _frame(rows: Sequence[Row]) -> pd.DataFrame:
     return pd.DataFrame([asdict(r) for r in rows if r.exercise], columns=list(Row.__dataclass_fields__))
 
 
-def gradebook(rows: Sequence[Row], names: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """The class's gradebook: "Points Possible" first, then a row per student; a column per notebook and ``Total``.
+def canvas_assignments(path: Path) -> dict[str, str]:
+    """The assignment columns of Canvas's gradebook export at ``path``, ``Name (assignment id)``, each with its points possible."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, nrows=3, encoding="utf-8-sig")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    possible = frame[frame.get("Student", pd.Series(dtype=str)).str.strip() == POINTS_POSSIBLE]
+    return {c: (possible[c].iloc[0] if len(possible) else "") for c in frame.columns if ASSIGNMENT.match(c)}
 
-    ``names`` maps a student id to the name the LMS shows (from its export), when known.
+
+def _title(column: str) -> str:
+    """The assignment's name in Canvas's column ``Name (assignment id)``."""
+    match = ASSIGNMENT.match(column)
+    return match["name"] if match else column
+
+
+def _words(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def assignment_columns(notebooks: Collection[str], assignments: Collection[str],
+                       chosen: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each notebook's (stem's) Canvas column among ``assignments``: as ``chosen`` says (notebook stem -> a column
+    or its name), else the one column whose name holds the notebook's words, else the only one for the only notebook.
+
+    ``ValueError`` naming the columns for a notebook none fits, or several.
     """
+    found = {}
+    for notebook in sorted(notebooks):
+        stem = notebook.removesuffix(".ipynb")
+        want = (chosen or {}).get(stem)
+        if want is not None:
+            fits = [c for c in assignments if want in (c, _title(c))]
+        else:
+            words = _words(stem.lstrip("0123456789-_"))
+            fits = [c for c in assignments if words and words in _words(_title(c))]
+            if not fits and len(notebooks) == 1 and len(assignments) == 1:
+                fits = list(assignments)
+        if len(fits) != 1:
+            raise ValueError(f"{stem}: {'several' if fits else 'no'} Canvas assignment columns fit "
+                             f"({', '.join(fits or assignments) or 'the export has none'}); name one with "
+                             f"--canvas-assignment {stem}=\"NAME\"")
+        found[stem] = fits[0]
+    return found
+
+
+def gradebook(rows: Sequence[Row], people: Mapping[str, Mapping[str, str]] | None = None,
+              columns: Mapping[str, str] | None = None, total: bool | None = None) -> pd.DataFrame:
+    """The class's gradebook: "Points Possible" first, then a row per student; a column per notebook [and ``Total``].
+
+    ``people`` maps a student id to its ``names.csv`` row (intake.PEOPLE_COLUMNS), when known;
+    ``columns`` a notebook's stem to its Canvas column (:func:`assignment_columns`). ``total``
+    defaults to a ``Total`` column only without ``columns``.
+    """
+    total = columns is None if total is None else total
     frame = _frame(rows)
     if frame.empty:
-        return pd.DataFrame(columns=[*CANVAS_COLUMNS, "Total"])
+        return pd.DataFrame(columns=[*CANVAS_COLUMNS, *(["Total"] if total else [])])
     points = frame.pivot_table(index="student", columns="notebook", values="points", aggfunc="sum", fill_value=0.0)
     possible = frame.groupby(["notebook", "exercise"])["max_points"].max().groupby("notebook").sum()
     points = points.reindex(columns=possible.index, fill_value=0.0)
-    points.columns = [str(c).removesuffix(".ipynb") for c in points.columns]
-    points["Total"] = points.sum(axis=1)
-    top = pd.DataFrame([[*possible.to_list(), possible.sum()]], columns=points.columns)
+    stems = [str(c).removesuffix(".ipynb") for c in points.columns]
+    points.columns = [(columns or {}).get(stem, stem) for stem in stems]
+    top = pd.DataFrame([possible.to_list()], columns=points.columns)
+    if total:
+        points["Total"], top["Total"] = points.sum(axis=1), possible.sum()
     ids = [str(s) for s in points.index]
-    people = pd.DataFrame({"Student": [(names or {}).get(s, s) for s in ids], "ID": "", "SIS User ID": ids,
-                           "SIS Login ID": "", "Section": ""})
-    head = pd.DataFrame({"Student": ["Points Possible"], "ID": "", "SIS User ID": "", "SIS Login ID": "", "Section": ""})
+    known = people or {}
+    who = pd.DataFrame({column: [known.get(s, {}).get(field, "") for s in ids] for column, field in FROM_PEOPLE.items()})
+    who["Student"] = [name or s for name, s in zip(who["Student"], ids)]  # no name known: the course's id
+    head = pd.DataFrame({column: [POINTS_POSSIBLE if column == "Student" else ""] for column in CANVAS_COLUMNS})
     table = pd.concat([pd.concat([head, top], axis=1),
-                       pd.concat([people, points.reset_index(drop=True)], axis=1)], ignore_index=True)
+                       pd.concat([who, points.reset_index(drop=True)], axis=1)], ignore_index=True)
     return table.round(2)
 
 
@@ -87,13 +148,15 @@ def feedback_text(student: str, notebook: str, rows: Sequence[Row], release_hidd
     return "\n".join(lines) + "\n"
 
 
-def write_reports(rows: Sequence[Row], folder: Path, names: Mapping[str, str] | None = None,
-                  release_hidden: bool = False) -> dict[str, Path]:
-    """Write the gradebook, the pass rates and every feedback file into ``folder``; their paths by kind."""
+def write_reports(rows: Sequence[Row], folder: Path, people: Mapping[str, Mapping[str, str]] | None = None,
+                  release_hidden: bool = False, columns: Mapping[str, str] | None = None,
+                  total: bool | None = None) -> dict[str, Path]:
+    """Write the gradebook (:func:`gradebook` with ``people``, ``columns``, ``total``), the pass rates and every
+    feedback file into ``folder``; their paths by kind."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"gradebook": folder / "gradebook.csv", "pass rates": folder / "pass-rates.csv",
              "feedback": folder / FEEDBACK}
-    gradebook(rows, names).to_csv(paths["gradebook"], index=False)
+    gradebook(rows, people, columns, total).to_csv(paths["gradebook"], index=False)
     pass_rates(rows).to_csv(paths["pass rates"], index=False)
     by_file: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
