@@ -301,7 +301,7 @@ def test_homework_intake_places_the_lms_zip_by_roster_and_names_who_is_missing(
     assert "stranger_555_1_hw.ipynb" in printed and "no submission from 1 students in the roster: bob" in printed
     assert (out / "ada" / "hw.ipynb").is_file()
     assert "1 files refused, not placed: lovelaceada_12345_998879_link.ipynb (a symbolic link)" in printed
-    assert f"1 earlier uploads of 1 students kept in {out / '.earlier'} (the newest is graded): ada (1)" in printed
+    assert f"1 earlier uploads of 1 students kept in {out / '.earlier'} (the latest upload is graded): ada (1)" in printed
 
 
 def test_homework_gradescope_run_reports_a_missing_submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
