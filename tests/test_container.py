@@ -84,19 +84,20 @@ def fake_bin(tmp_path: Path, **scripts: str) -> Path:
     return folder
 
 
-def run_engine_sh(script: Path, engine: str, verb: str, tmp_path: Path, path: str) -> subprocess.CompletedProcess:
-    """engine.sh's `verb-options` for `engine`, with a CA bundle to pass and PATH as given."""
+def run_engine_sh(script: Path, engine: str, verb: str, tmp_path: Path, path: str,
+                  **extra: str) -> subprocess.CompletedProcess:
+    """engine.sh's `verb-options` for `engine`, with a CA bundle to pass, PATH as given and `extra` variables."""
     bundle = tmp_path / "ca.crt"
     bundle.write_text("a certificate\n")
     env = {k: v for k, v in os.environ.items() if k not in {"CONTAINER_RUNTIME", "PIDS_LIMIT", "NOFILE", "NPROC"}}
-    env.update(ENGINE=engine, CA_BUNDLE=str(bundle), PATH=path)
+    env.update(ENGINE=engine, CA_BUNDLE=str(bundle), PATH=path, **extra)
     return subprocess.run(["bash", str(script), f"{verb}-options"], capture_output=True, text=True, env=env, timeout=30)
 
 
-def printed(script: Path, engine: str, verb: str, tmp_path: Path, path: str | None = None) -> list[str]:
+def printed(script: Path, engine: str, verb: str, tmp_path: Path, path: str | None = None, **extra: str) -> list[str]:
     """The options engine.sh prints for `engine verb`, by name; with the fake engine unless a PATH is given."""
     path = path or f"{fake_bin(tmp_path, **FAKES)}{os.pathsep}{os.environ['PATH']}"
-    done = run_engine_sh(script, engine, verb, tmp_path, path)
+    done = run_engine_sh(script, engine, verb, tmp_path, path, **extra)
     assert done.returncode == 0, done.stderr
     return [word for word in done.stdout.split() if word.startswith("--")]
 
@@ -119,9 +120,8 @@ def test_engine_sh_prints_for_each_verb_only_options_the_installed_engines_help_
     if shutil.which(engine) is None:
         pytest.skip(f"no {engine} here: the recorded help texts stand in for it")
     path = os.environ["PATH"]
-    if engine == "podman":
-        # runc named, so that --runtime is printed and checked whatever this host's cgroups are.
-        path = f"{fake_bin(tmp_path, runc=FAKES['runc'])}{os.pathsep}{path}"
+    # A runtime named, so that --runtime is printed and checked whatever this host's cgroups are.
+    extra = {"CONTAINER_RUNTIME": "runc"} if engine == "podman" else {}
     if engine == "docker" and verb == "build":
         has_buildx = subprocess.run(["docker", "buildx", "version"], capture_output=True, timeout=30).returncode == 0
         if not has_buildx:
@@ -130,7 +130,7 @@ def test_engine_sh_prints_for_each_verb_only_options_the_installed_engines_help_
             return
     help_lists = installed(engine, verb)
     assert "--help" in help_lists, f"no options read from `{engine} {verb} --help`"
-    options = set(printed(ENGINE_SH, engine, verb, tmp_path, path))
+    options = set(printed(ENGINE_SH, engine, verb, tmp_path, path, **extra))
     assert options - help_lists == set(), f"the installed `{engine} {verb}` has no such option"
 
 
