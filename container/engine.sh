@@ -13,7 +13,8 @@ if [ -z "$engine" ]; then
   fi
 fi
 
-options=""
+options=""   # both verbs take these
+run_only=""  # `podman build` refuses these ("unknown flag"): they go to `run` alone
 if [ "$engine" = podman ]; then
   # crun refuses a host whose cgroups are v1 or hybrid (this course's CI); runc runs there.
   runtime=${CONTAINER_RUNTIME:-}
@@ -31,18 +32,22 @@ if [ "$engine" = podman ]; then
   [ "$nofile" = unlimited ] && nofile=65536
   options="$options --ulimit nofile=$nofile:$nofile --ulimit nproc=$nproc:$nproc"
   # podman caps a container at 2,048 tasks (pids.max); chapter 5's and 10's threads need many more.
-  options="$options --pids-limit ${PIDS_LIMIT:--1}"
+  run_only="$run_only --pids-limit ${PIDS_LIMIT:--1}"
 fi
 
 case "$what" in
   engine) echo "$engine" ;;
-  run-options) echo "$options" ;;
+  run-options) options="$options$run_only"; echo "$options" ;;
   # The build fetches packages: the host's network, and its CA bundle as a secret where it has one
   # (a TLS-inspecting proxy's root is in it; the secret is not stored in the image).
   build-options)
     bundle=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
-    secret=""; [ -s "$bundle" ] && secret="--secret id=cabundle,src=$bundle"
-    echo "$options --network host $secret" ;;
+    secret=""; [ -s "$bundle" ] && secret=" --secret id=cabundle,src=$bundle"
+    # docker's legacy builder (docker without its buildx plugin) has no --secret and no RUN --mount.
+    if [ "$engine" = docker ] && ! docker buildx version >/dev/null 2>&1; then
+      echo "docker builds this Containerfile only with BuildKit: install docker's buildx plugin (docker-buildx-plugin)" >&2; exit 2
+    fi
+    options="$options --network host$secret"; echo "$options" ;;
   *) echo "usage: engine.sh engine|run-options|build-options" >&2; exit 2 ;;
 esac
 echo "container: $engine$options" >&2
