@@ -186,3 +186,13 @@ def test_the_solution_scores_on_the_reference_runs_data(path: Path, label: str) 
 def test_the_exercises_graded_on_their_own_runs_are_found() -> None:
     # A regex that stopped matching would leave this test with nothing to run and nothing to say.
     assert len(_cases()) >= 5
+
+
+@pytest.mark.parametrize("path", graded_notebooks(), ids=lambda p: p.stem)
+def test_no_cell_an_exercise_grades_saves_results(path: Path) -> None:
+    # The grader runs an exercise's cells in a sandbox where the course's data folder is read-only: a given cell
+    # that saved its runs raised there, and the blank and honest editions of 11-measuring lost pred-generator.
+    nb = read(path)
+    saving = [f"{exercise.label}: cell {i}" for exercise in markup.exercises(nb)
+              for i in (*exercise.given, *exercise.solutions, *exercise.checks) if "results.save(" in nb.cells[i].source]
+    assert not saving, "save the runs in a cell after the exercise's check: " + ", ".join(saving)
