@@ -55,7 +55,8 @@ def file_reads(scale: Scale, directory: Path | None = None, progress: bool = Tru
                 result = files.read_fio(path, count, seconds, depth)
             if result is not None:
                 rows.append({"way": way, "depth": depth, "repeat": repeat, "iops": result.iops, "p50_us": result.p50_us,
-                             "p99_us": result.p99_us, "reads": result.reads, "seconds": result.seconds})
+                             "p99_us": result.p99_us, "held_us": result.held_us, "reads": result.reads,
+                             "seconds": result.seconds})
     table = pd.DataFrame(rows)
     table.attrs["missing"] = missing
     return table
