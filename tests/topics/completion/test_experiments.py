@@ -23,6 +23,7 @@ def test_without_io_uring_the_file_table_has_the_threads_only_and_says_why(witho
     assert list(reads.repeat) == sorted(reads.repeat)
     assert (reads.iops > 0).all() and (reads.p99_us >= reads.p50_us).all()
     assert any(support.FORCE_ENV in reason for reason in reads.attrs["missing"])
+    assert reads.disk.nunique() == 1 and "hypervisor" in reads.disk.iloc[0]  # the figure's note on the device
 
 
 def test_without_io_uring_the_servers_are_the_readiness_ones_and_sqpoll_says_why(without_io_uring: None) -> None:
@@ -53,3 +54,7 @@ def test_without_io_uring_the_server_rates_repeat_in_turns_and_one_traced_run_co
     assert list(zip(untraced.repeat, untraced.server)) == [(0, "epoll"), (0, "uvloop"), (1, "epoll"), (1, "uvloop")]
     assert (untraced.rps > 0).all()
     assert len(calls[calls.traced]) in (0, 2)  # one counted run per server, where strace is here
+
+
+def test_the_deepest_queue_is_64_at_either_scale_as_the_notebook_exercise_takes_it() -> None:
+    assert max(experiments.depths(QUICK)) == max(experiments.depths(Scale("full"))) == 64

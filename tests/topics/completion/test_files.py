@@ -63,6 +63,19 @@ def test_uring_does_the_reads_asked_at_each_depth(data_file, depth, batch):
     assert result.iops > 0 and 0 < result.p50_us <= result.p99_us
 
 
+def test_a_batch_holds_its_reads_in_the_program_longer_than_a_call_per_read(data_file):
+    needs_uring()
+    batched = files.read_uring(data_file, COUNT, 10, 16, batch=True)
+    one_by_one = files.read_uring(data_file, COUNT, 10, 16, batch=False)
+    assert batched.held_us > one_by_one.held_us >= 0
+
+
+def test_the_disk_under_the_cache_is_described_with_its_flags_and_whether_the_machine_is_virtual(tmp_path):
+    line = files.describe_disk(tmp_path)
+    assert line.startswith(files.filesystem_type(tmp_path))
+    assert "hypervisor" in line
+
+
 def test_a_deadline_stops_the_reads_before_the_count(data_file):
     result = files.read_blocking(data_file, 10**9, 0.05)
     assert 0 < result.reads < 10**9 and result.seconds < 1

@@ -55,8 +55,10 @@ def file_reads(scale: Scale, directory: Path | None = None, progress: bool = Tru
                 result = files.read_fio(path, count, seconds, depth)
             if result is not None:
                 rows.append({"way": way, "depth": depth, "repeat": repeat, "iops": result.iops, "p50_us": result.p50_us,
-                             "p99_us": result.p99_us, "reads": result.reads, "seconds": result.seconds})
-    table = pd.DataFrame(rows)
+                             "p99_us": result.p99_us, "held_us": result.held_us, "reads": result.reads,
+                             "seconds": result.seconds})
+        disk = files.describe_disk(path.parent)  # the figure's note: what "the device" was
+    table = pd.DataFrame(rows).assign(disk=disk) if rows else pd.DataFrame(rows)
     table.attrs["missing"] = missing
     return table
 

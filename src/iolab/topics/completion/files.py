@@ -55,8 +55,9 @@ class Reads:
     depth: int  # reads in flight at once: 1 for one thread, N for N threads or a queue depth of N
     reads: int
     seconds: float
-    p50_us: float
+    p50_us: float  # from the read's hand-over to the kernel (or its call, for a blocking read) to its completion
     p99_us: float
+    held_us: float = 0.0  # mean time a read waited, prepared, in the program before it was handed over
 
     @property
     def iops(self) -> float:
@@ -81,6 +82,43 @@ def filesystem_type(path: Path) -> str:
             if inside and len(point) >= len(best[0]):
                 best = (point, kind)
     return best[1]
+
+
+def _sys_text(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def on_virtual_machine() -> bool:
+    """Whether this Linux runs under a hypervisor (the CPU's ``hypervisor`` flag in /proc/cpuinfo)."""
+    return any(line.startswith("flags") and " hypervisor" in line for line in _sys_text(Path("/proc/cpuinfo")).split("\n"))
+
+
+def describe_disk(directory: Path | None = None) -> str:
+    """One line on the block device under ``directory`` (the kit's cache folder): name, driver, model,
+    the kernel's rotational flag and I/O scheduler, and whether the machine is virtual.
+
+    On a virtual machine the "device" is a program on the host: the driver (virtio_blk, nvme...) says
+    what the guest sees, not what the host's disk is.
+    """
+    folder = Path(directory) if directory is not None else cache_dir()
+    machine = "a virtual machine (the CPU reports a hypervisor)" if on_virtual_machine() else "no hypervisor reported"
+    dev = os.stat(folder).st_dev
+    node = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+    if not node.exists():
+        return f"{filesystem_type(folder)} on no block device the kernel lists ({os.major(dev)}:{os.minor(dev)}); {machine}"
+    disk = node.resolve()
+    if (disk / "partition").exists():  # a partition's queue and driver are its disk's
+        disk = disk.parent
+    driver = os.path.basename(os.path.realpath(disk / "device" / "driver")) if (disk / "device" / "driver").exists() else "?"
+    model = _sys_text(disk / "device" / "model") or "no model given"
+    scheduler = _sys_text(disk / "queue" / "scheduler")
+    chosen = scheduler[scheduler.find("[") + 1:scheduler.find("]")] if "[" in scheduler else scheduler or "?"
+    rotational = {"0": "non-rotational", "1": "rotational"}.get(_sys_text(disk / "queue" / "rotational"), "rotational flag ?")
+    return (f"{filesystem_type(folder)} on {disk.name} (driver {driver}, {model}, {rotational} by the kernel's flag, "
+            f"scheduler {chosen}); {machine}")
 
 
 def direct_io_problem(directory: Path) -> str | None:
@@ -146,9 +184,10 @@ def _offsets(path: Path, seed: int) -> Iterator[int]:
         yield rng.randrange(blocks) * BLOCK
 
 
-def _result(way: str, depth: int, latencies_ns: list[int], seconds: float) -> Reads:
+def _result(way: str, depth: int, latencies_ns: list[int], seconds: float, held_ns: list[int] | None = None) -> Reads:
     p50, p99 = np.percentile(latencies_ns, [50, 99]) / 1000 if latencies_ns else (0.0, 0.0)
-    return Reads(way, depth, len(latencies_ns), seconds, float(p50), float(p99))
+    held = float(np.mean(held_ns)) / 1000 if held_ns else 0.0
+    return Reads(way, depth, len(latencies_ns), seconds, float(p50), float(p99), held)
 
 
 def read_blocking(path: Path, count: int, seconds: float, seed: int = 0) -> Reads:
@@ -226,16 +265,18 @@ def read_uring(path: Path, count: int, seconds: float, depth: int, seed: int = 0
     Each turn fills every free slot with a read, then ``io_uring_submit_and_wait`` hands the new
     reads to the kernel and sleeps until at least one completes; all completions are then taken.
     With ``batch=False`` each read is handed over as soon as it is prepared, as fio does: a system
-    call per read, each read on its way to the device at once rather than with its batch. Which is
-    faster depends on the device and its queue; chapter 13 measures both beside fio.
+    call per read, each read on its way to the device at once rather than with its batch. A batch
+    reaches the kernel only when Python has prepared its last read: ``held_us`` is how long a read
+    waited for that, on average (about nothing for a call per read). A read's latency starts when it
+    is handed over, as fio's does, so the two series and fio's time the same span.
     The binding holds Python's lock while it waits: other Python threads stop meanwhile.
     """
     support.require("files")
     import liburing as uring  # only here: the rest of the module works without the binding
 
     buffers = [aligned_buffer() for _ in range(depth)]  # slot i reads into buffers[i]
-    began = [0] * depth
-    free, offsets, latencies = list(range(depth)), _offsets(path, seed), []
+    began, prepared_at = [0] * depth, [0] * depth
+    free, offsets, latencies, held = list(range(depth)), _offsets(path, seed), [], []
     ring, cqe = uring.Ring(), uring.Cqe()
     fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
     _init_ring(uring, ring, depth)
@@ -244,17 +285,21 @@ def read_uring(path: Path, count: int, seconds: float, depth: int, seed: int = 0
         deadline, issued = start + int(seconds * 1e9), 0
         now = start
         while True:
+            waiting = []  # prepared this turn, not yet handed over
             while free and issued < count and now < deadline:
                 slot = free.pop()
                 sqe = uring.io_uring_get_sqe(ring)
                 uring.io_uring_prep_read(sqe, fd, buffers[slot], next(offsets))
                 sqe.user_data = slot
-                began[slot] = now
+                prepared_at[slot] = time.perf_counter_ns()
+                waiting.append(slot)
                 issued += 1
                 if not batch:
+                    _handed_over(waiting, began, prepared_at, held)
                     uring.io_uring_submit(ring)
             if len(free) == depth:
                 break
+            _handed_over(waiting, began, prepared_at, held)  # the batch's clocks start at its one call
             uring.io_uring_submit_and_wait(ring, 1)
             now = time.perf_counter_ns()
             # CqeIter walks the completion ring (wrapping at its end); cqe[0] is the current entry
@@ -271,7 +316,16 @@ def read_uring(path: Path, count: int, seconds: float, depth: int, seed: int = 0
     finally:
         uring.io_uring_queue_exit(ring)
         os.close(fd)
-    return _result("io_uring (Python)", depth, latencies, (now - start) / 1e9)
+    return _result("io_uring (Python)", depth, latencies, (now - start) / 1e9, held)
+
+
+def _handed_over(slots: list[int], began: list[int], prepared_at: list[int], held: list[int]) -> None:
+    """Start the clocks of the reads in ``slots``, which are handed to the kernel now; note how long each waited."""
+    now = time.perf_counter_ns()
+    for slot in slots:
+        began[slot] = now
+        held.append(now - prepared_at[slot])
+    slots.clear()
 
 
 def fio_missing() -> str | None:
