@@ -24,6 +24,7 @@ def test_without_io_uring_the_file_table_has_the_threads_only_and_says_why(witho
     assert (reads.iops > 0).all() and (reads.p99_us >= reads.p50_us).all()
     assert any(support.FORCE_ENV in reason for reason in reads.attrs["missing"])
     assert reads.disk.nunique() == 1 and "hypervisor" in reads.disk.iloc[0]  # the figure's note on the device
+    assert reads.held_us.isna().all()  # a blocking read is handed over as it is asked: nothing to hold
 
 
 def test_without_io_uring_the_servers_are_the_readiness_ones_and_sqpoll_says_why(without_io_uring: None) -> None:
