@@ -196,3 +196,33 @@ def test_no_cell_an_exercise_grades_saves_results(path: Path) -> None:
     saving = [f"{exercise.label}: cell {i}" for exercise in markup.exercises(nb)
               for i in (*exercise.given, *exercise.solutions, *exercise.checks) if "results.save(" in nb.cells[i].source]
     assert not saving, "save the runs in a cell after the exercise's check: " + ", ".join(saving)
+
+
+def _loaded(source: str) -> set[str]:
+    """The names ``source`` reads, less those it checks for first (``"name" in globals()``)."""
+    tree = ast.parse(source)
+    guarded = {node.left.value for node in ast.walk(tree) if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant)
+               and isinstance(node.left.value, str) and any(isinstance(c, ast.Call) and ast.unparse(c.func) == "globals"
+                                                             for c in node.comparators)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - guarded
+
+
+@pytest.mark.parametrize("path", graded_notebooks(), ids=lambda p: p.stem)
+def test_an_exercise_reads_nothing_but_the_setup_cell_and_its_own_cells(path: Path) -> None:
+    # The grader runs the setup cell and each exercise's cells, not the experiments between them: chapter 13's
+    # given cells once read the medians of an experiment above them, and every honest submission lost 3 points.
+    import builtins
+
+    nb = read(path)
+    setup = markup.setup_cell(nb)
+    known = set(dir(builtins)) | (checks.bound_names(nb.cells[setup].source) if setup is not None else set())
+    problems = []
+    for exercise in markup.exercises(nb):  # in order: the grader runs the blocks in one kernel, an earlier one's names stay
+        cells = (*exercise.given, *exercise.solutions, *exercise.checks)
+        known |= {n for i in cells for n in checks.bound_names(nb.cells[i].source)}
+        known |= {node.name for i in cells for node in ast.walk(ast.parse(nb.cells[i].source))
+                  if isinstance(node, ast.ExceptHandler) and node.name}
+        for i in (*exercise.given, *exercise.solutions):
+            if missing := _loaded(nb.cells[i].source) - known:
+                problems.append(f"{exercise.label}, cell {i}: {sorted(missing)}")
+    assert not problems, "an exercise's cell reads a name only a cell outside it binds:\n" + "\n".join(problems)
