@@ -74,9 +74,11 @@ def test_most_notebooks_draw_per_student_parameters():
 @pytest.mark.parametrize("path", SEEDED, ids=lambda p: p.stem)
 def test_two_students_get_different_parameters_and_neither_the_books(path):
     calls = picks(read(path))
-    ada, grace = ([student.pick(label, choices, who) for label, choices in calls] for who in ("ada", "grace"))
+    ada, *others = ([student.pick(label, choices, who) for label, choices in calls] for who in ("ada", "grace", "alan", "barbara"))
     book = [choices[0] for _, choices in calls]
-    assert ada != grace
+    # Two students may draw alike where a notebook has one parameter of a few choices (chapter 13 has one, of 6):
+    # a class's draws differ, not every pair's.
+    assert any(ada != other for other in others)
     assert all(a != b for a, b, (_, choices) in zip(ada, book, calls) if len(choices) > 1)
     assert ada == [student.pick(label, choices, "ada") for label, choices in calls]  # the same id, the same draw
 
