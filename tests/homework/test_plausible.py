@@ -47,3 +47,11 @@ def test_a_columns_median_under_one_on_either_side_is_noise_not_a_forgery():
     assert plausible.judge("runs", pd.DataFrame({"lag_p50_ms": [5.4, 5.5], "rps": [9100.0, 9200.0]}), ours)[1] is None
     typed = pd.DataFrame({"lag_p50_ms": [5.4, 5.5], "rps": [10.0, 12.0]})
     assert "`runs`'s rps" in plausible.judge("runs", typed, ours)[1]
+
+
+def test_tail_columns_are_not_compared_and_the_rate_and_median_still_are():
+    ours = pd.DataFrame({"rps": [1000.0, 1100.0], "p50_ms": [2.0, 2.2], "p99_ms": [101.3, 90.0], "max_ms": [400.0, 300.0]})
+    honest = pd.DataFrame({"rps": [1200.0, 1150.0], "p50_ms": [1.9, 2.1], "p99_ms": [3.0, 3.1], "max_ms": [5.0, 6.0]})
+    assert plausible.judge("loops", honest, ours)[1] is None  # a burner's tail 34x the student's: both honest
+    typed = honest.assign(rps=[1e6, 1e6])
+    assert "rps" in (plausible.judge("loops", typed, ours)[1] or "")

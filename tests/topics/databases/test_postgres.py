@@ -141,15 +141,21 @@ def test_an_interrupt_while_the_server_starts_leaves_no_process_and_no_directory
     pattern = os.path.join(private_tempdir, "iolab-pg-*")
     before = set(glob.glob(pattern))
     assert not before
+    # An xdist worker ignores SIGINT: Python's own handler again, else the Ctrl-C never arrives and the
+    # test waited out its 60 s and passed without testing anything.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(delay_s, os.kill, (os.getpid(), signal.SIGINT))  # a Ctrl-C in a notebook cell
     timer.start()
+    interrupted = False
     try:
         with open_postgres():
             time.sleep(60)  # interrupted here at the latest
     except KeyboardInterrupt:
-        pass
+        interrupted = True
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert interrupted, "the Ctrl-C did not arrive"
     assert set(glob.glob(pattern)) == before
     assert not running_descendants(reap=True)
 
