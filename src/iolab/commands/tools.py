@@ -161,8 +161,8 @@ def _record_reference(later: Path, reference: Path) -> int:
     for source in found:
         name = source.name.replace(claims.ON_REFERENCE, "")
         table = pd.read_csv(source, dtype={"chapter": str})
-        shipped = claims.recorded(reference) if (reference / name).exists() else None
-        if shipped is not None and claims.stale(shipped, table).empty:
+        shipped = reference / name  # its own file: not every chapter's, read again for each
+        if shipped.exists() and claims.stale(pd.read_csv(shipped, dtype={"chapter": str}), table).empty:
             continue
         table.to_csv(reference / name, index=False)
         run = json.loads(source.with_suffix(".json").read_text()) if source.with_suffix(".json").exists() else {}
