@@ -95,8 +95,7 @@ def test_a_given_cell_that_measures_what_a_check_reads_marks_it_measured(path):
     nb = read(path)
     unmarked = []
     for exercise in markup.exercises(nb):
-        read_by_checks = {node.id for i in exercise.checks for node in ast.walk(ast.parse(nb.cells[i].source))
-                          if isinstance(node, ast.Name)}
+        read_by_checks = _reads(nb, exercise.checks)
         for i in exercise.given:
             kept, _ = checks.parameters(nb.cells[i].source)
             for stmt in ast.parse(kept).body:
