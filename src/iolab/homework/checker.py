@@ -119,6 +119,11 @@ def run_job(job: NotebookJob, read_answers: Callable[[], Answers]) -> Verdict:
     return Verdict(setup_error, verdicts)
 
 
+def _measured_names(exercise: ExerciseJob) -> set[str]:
+    """The names ``exercise``'s given cells measure (their ``# measured`` statements bind)."""
+    return {name for source in exercise.measured for name in checks.bound_names(source)}
+
+
 def answered(exercise: ExerciseJob, received: Answers) -> bool:
     """Whether a check of ``exercise`` received one of its own answers, a name its given cells do not measure.
 
@@ -126,7 +131,7 @@ def answered(exercise: ExerciseJob, received: Answers) -> bool:
     values must still be held against the checker's. Where no check is, nothing the checker measures
     can change a point, and a solo notebook need not measure again (a blank submission's exercises).
     """
-    measured = {name for source in exercise.measured for name in checks.bound_names(source)}
+    measured = _measured_names(exercise)
     for check in exercise.checks:
         own = set(check.names) - measured
         text = received.get(check.grade_id)
@@ -146,7 +151,7 @@ def answered(exercise: ExerciseJob, received: Answers) -> bool:
 def remeasure(exercise: ExerciseJob, namespace: dict[str, Any]) -> dict[str, Any]:
     """The checker's own values of what ``exercise``'s given cells measure and its checks read; empty if none,
     or if measuring failed here (the student's values stand)."""
-    wanted = {name for source in exercise.measured for name in checks.bound_names(source)}
+    wanted = _measured_names(exercise)
     wanted &= {name for check in exercise.checks for name in check.names}
     if not wanted:
         return {}
