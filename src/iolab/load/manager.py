@@ -137,7 +137,7 @@ def run_load(spec: LoadSpec, progress: bool = False) -> LoadResult:
     check_descriptors(spec.connections, spec.workers)
     with contextlib.ExitStack() as stack:
         workers = [
-            stack.enter_context(open_child("iolab.load.worker", share.to_json(), namespace=spec.namespace))
+            stack.enter_context(open_child(share, namespace=spec.namespace))
             for share in shares(spec)
         ]
         for w in workers:

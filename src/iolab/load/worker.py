@@ -10,7 +10,6 @@ merges their results.
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import Any
 
 from iolab.kit import channel
@@ -44,16 +43,14 @@ async def run_share(share: Share) -> dict[str, Any]:
     return run.result() | {"cpu_s": cpu_seconds() - cpu}
 
 
-def main(argv: list[str]) -> int:
-    """Run the share given as JSON in ``argv[1]``; send its result as the one ``RESULT`` line."""
+def serve_share(share: Share) -> dict[str, Any]:
+    """Run ``share`` on a uvloop loop; its result, which ``child_main`` sends as the one ``RESULT`` line."""
     import uvloop
 
-    share = Share.from_json(argv[1])
     # The manager has already checked that the hard limit suffices.
     raise_open_files_limit(share.connections + SPARE_DESCRIPTORS)
-    channel.send_result(uvloop.run(run_share(share)))
-    return 0
+    return uvloop.run(run_share(share))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    channel.child_main(Share, serve_share)

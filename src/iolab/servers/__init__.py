@@ -26,23 +26,24 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from iolab.kit import channel, procs
-from iolab.kit.sockets import BACKLOG, HOST, LISTENING_PATTERN, check_host
+from iolab.kit.sockets import BACKLOG, HOST, check_host
 from iolab.web import julia
 
 
 @dataclass(frozen=True)
-class Options:
+class Options(channel.Spec):
     """How to run a server: the model and its settings; ``python -m iolab serve`` parses its flags into one.
 
     Building one checks it (a ValueError names what is wrong), so that a bad setting fails in the
     caller, not in a server process that never says it is listening.
     """
+
+    ENTRY: ClassVar[str] = "iolab.servers"
 
     model: str
     port: int = 0
@@ -59,15 +60,6 @@ class Options:
     def __post_init__(self) -> None:
         _check(self)
         object.__setattr__(self, "host", check_host(self.host))  # one spelling of each address
-
-    def to_json(self) -> str:
-        """The options as one JSON argument (of ``python -m iolab.servers``)."""
-        return json.dumps(dataclasses.asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> Options:
-        """The options ``to_json`` wrote."""
-        return cls(**json.loads(text))
 
 
 def _check(options: Options) -> None:
@@ -180,9 +172,9 @@ def open_server(model: str | Options, *, namespace: str | None = None, **setting
     """
     options = _options_for(model, **settings)
     calibration = {julia.CALIBRATION_ENV: f"{julia.seconds_per_pixel() * 1e9:.1f}"}
-    with channel.open_child("iolab.servers", options.to_json(), namespace=namespace, env=calibration) as child:
-        match = child.process.wait_for_line(LISTENING_PATTERN, timeout=procs.START_SECONDS)
-        yield Server(options.model, int(match[1]), child.process, options.host)
+    with channel.open_child(options, namespace=namespace, env=calibration) as child:
+        listening = child.wait_listening(procs.START_SECONDS, options.host)
+        yield Server(options.model, listening.port, child.process, options.host)
 
 
 __all__ = ["MODELS", "Model", "Options", "Server", "open_server", "run"]

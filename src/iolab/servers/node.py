@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.kit import procs
+from iolab.kit import channel, procs
 from iolab.kit.procs import START_SECONDS
-from iolab.kit.sockets import HOST, LISTENING, LISTENING_PATTERN
+from iolab.kit.sockets import HOST, LISTENING
 from iolab.servers import Server
 from iolab.web.app import SPRITE_NAME, STATIC_DIR, TINY
 
@@ -78,5 +78,4 @@ def open_node_server(static_dir: Path = STATIC_DIR) -> Iterator[Server]:
         script.write_text(SCRIPT)
         argv = [node, str(script), str(static_dir), SPRITE_NAME, TINY.body.decode(), LISTENING]
         with procs.open_process(argv) as process:
-            match = process.wait_for_line(LISTENING_PATTERN, timeout=START_SECONDS)
-            yield Server("node", int(match[1]), process)
+            yield Server("node", channel.wait_listening(process, START_SECONDS).port, process)

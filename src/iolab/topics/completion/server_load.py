@@ -15,7 +15,7 @@ from typing import Any
 
 from iolab.kit import channel
 from iolab.kit.procs import START_SECONDS
-from iolab.kit.sockets import HOST, LISTENING_PATTERN
+from iolab.kit.sockets import HOST
 from iolab.load import LoadSpec, run_load
 from iolab.topics.completion import support, syscall_counts
 from iolab.topics.completion.server_process import ServerSpec
@@ -26,9 +26,8 @@ RESULT_SECONDS = 10.0  # a stopped server sends its counts at once; this only ca
 @contextlib.contextmanager
 def open_tiny_server(spec: ServerSpec) -> Iterator[tuple[int, channel.Child]]:
     """Start the server ``spec`` names and wait until it listens; its port and process. Leaving stops it."""
-    with channel.open_child("iolab.topics.completion.server_process", spec.to_json()) as child:
-        port = int(child.process.wait_for_line(LISTENING_PATTERN, timeout=START_SECONDS)[1])
-        yield port, child
+    with channel.open_child(spec) as child:
+        yield child.wait_listening(START_SECONDS).port, child
 
 
 def _counts(child: channel.Child) -> dict[str, Any]:

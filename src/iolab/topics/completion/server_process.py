@@ -9,9 +9,8 @@ channel's ``RESULT`` line (:mod:`iolab.kit.channel`).
 from __future__ import annotations
 
 import dataclasses
-import json
-import sys
 from dataclasses import dataclass
+from typing import ClassVar
 
 from iolab.kit import channel, sockets
 from iolab.kit.machine import raise_open_files_limit
@@ -22,8 +21,10 @@ SERVERS = ("epoll", "uvloop", "uring")
 
 
 @dataclass(frozen=True)
-class ServerSpec:
+class ServerSpec(channel.Spec):
     """Which server to run, and how."""
+
+    ENTRY: ClassVar[str] = "iolab.topics.completion.server_process"
 
     server: str
     sqpoll: bool = False  # uring only: a kernel thread takes the submissions (IORING_SETUP_SQPOLL)
@@ -34,10 +35,6 @@ class ServerSpec:
             raise ValueError(f"unknown server {self.server!r}: the servers are {', '.join(SERVERS)}")
         if self.sqpoll and self.server != "uring":
             raise ValueError("sqpoll applies to the uring server only")
-
-    def to_json(self) -> str:
-        """The spec as one JSON argument."""
-        return json.dumps(dataclasses.asdict(self))
 
 
 def run(spec: ServerSpec) -> dict[str, object]:
@@ -62,15 +59,5 @@ def run(spec: ServerSpec) -> dict[str, object]:
     return dataclasses.asdict(counts) | {"cpu_s": cpu_seconds() - start_cpu}
 
 
-def main(argv: list[str]) -> int:
-    """Run the server ``argv[1]`` describes; send its counts when it stops."""
-    if len(argv) != 2:
-        print(f"usage: python -m iolab.topics.completion.server_process SPEC_JSON (servers: {', '.join(SERVERS)})",
-              file=sys.stderr)
-        return 2
-    channel.send_result(run(ServerSpec(**json.loads(argv[1]))))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    channel.child_main(ServerSpec, run)

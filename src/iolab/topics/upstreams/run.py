@@ -31,8 +31,6 @@ LOOPS = ("asyncio", "uvloop", "trio")
 LIMIT_SCOPES = ("upstream", "service")
 # Past its own time limit, a service that has not reported is stuck, not slow.
 RESULT_MARGIN_S = 30.0
-# The service process: python -m SERVICE_MODULE SPEC_JSON (see iolab.kit.channel).
-SERVICE_MODULE = "iolab.topics.upstreams.service_process"
 
 
 @dataclass(frozen=True)
@@ -112,7 +110,7 @@ def run_service(spec: RunSpec, upstreams: Upstreams, progress: bool = False) -> 
         raise ValueError(f"the upstreams serve {upstreams.spec!r}, not {spec.latency!r}")
     service = spec.service_spec(upstreams.ports)
     label = f"{spec.model} {spec.latency} @ {spec.rate:g}/s"
-    with open_child(SERVICE_MODULE, service.to_json()) as child:
+    with open_child(service) as child:
         bar = tqdm(total=spec.num_req, desc=label, unit="req", disable=not progress, file=sys.stderr, leave=False)
         with bar:
             timeout = min(spec.max_seconds, spec.num_req / spec.rate + 3600) + RESULT_MARGIN_S + START_SECONDS
@@ -137,7 +135,7 @@ def open_parked_service(model: str, threads: int = 1, stack_kb: int | None = Non
     """
     spec = RunSpec(rate=1, num_req=1, latency="0ms", model=model, threads=threads)
     service = spec.service_spec(ports=(0,), park=True, stack_kb=stack_kb)
-    with open_child(SERVICE_MODULE, service.to_json(), env=env) as child:
+    with open_child(service, env=env) as child:
         child.process.wait_for_line(f"^{PARKED}$", timeout=START_SECONDS + threads / 1000)
         yield child.process
 

@@ -13,16 +13,15 @@ record every request in a :class:`Ledger`. The process that runs one is :mod:`~i
 from __future__ import annotations
 
 import collections
-import json
 import math
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from iolab.kit import procfs
-from iolab.kit.channel import send_progress
+from iolab.kit.channel import Spec, send_progress
 from iolab.topics.upstreams.spec import Endpoint
 
 NAN = math.nan
@@ -40,8 +39,10 @@ PARKED = "PARKED"
 
 
 @dataclass(frozen=True)
-class ServiceSpec:
-    """One run of the service, as the service process gets it (JSON on its command line)."""
+class ServiceSpec(Spec):
+    """One run of the service, as the service process gets it (a :class:`~iolab.kit.channel.Spec`)."""
+
+    ENTRY: ClassVar[str] = "iolab.topics.upstreams.service_process"
 
     model: str  # "sync" or "async"
     rate: float  # requests per second
@@ -57,20 +58,6 @@ class ServiceSpec:
     max_seconds: float = 120.0  # the run stops here, finished or not
     stack_kb: int | None = None  # sync: each thread's stack reservation (None: the C library's default)
     park: bool = False  # start the pool or the loop, print PARKED and wait: for memory readings
-
-    def to_json(self) -> str:
-        """The spec as one JSON argument."""
-        d = asdict(self)
-        d["endpoints"] = [[e.kind, e.latency_s] for e in self.endpoints]
-        return json.dumps(d)
-
-    @classmethod
-    def from_json(cls, text: str) -> ServiceSpec:
-        """The spec ``to_json`` wrote."""
-        d = json.loads(text)
-        d["endpoints"] = tuple(Endpoint(kind, latency) for kind, latency in d["endpoints"])
-        d["ports"] = tuple(d["ports"])
-        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
 
     def address(self, index: int) -> tuple[str, int]:
         """Where endpoint ``index`` listens."""

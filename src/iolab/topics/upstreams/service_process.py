@@ -1,4 +1,4 @@
-"""The service process: ``python -m iolab.topics.upstreams.service_process SPEC_JSON`` runs the model the spec names.
+"""The service process: ``python -m iolab.topics.upstreams.service_process SPEC_JSON`` runs the model its ServiceSpec names.
 
 It sends ``TICK second finished`` once a second and finally ``RESULT {json}`` over the kit's child
 channel (:mod:`iolab.kit.channel`); then it exits at once
@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from iolab.kit.channel import send_result
+from iolab.kit import channel
 from iolab.kit.machine import raise_open_files_limit
 from iolab.topics.upstreams.service import ServiceSpec
 
@@ -21,15 +21,14 @@ from iolab.topics.upstreams.service import ServiceSpec
 def finish_process(result: dict[str, Any] | None) -> None:
     """Send the result line and end the process now, hanging calls and all."""
     if result is not None:
-        send_result(result)
+        channel.send_result(result)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
 
 
-def main(argv: list[str]) -> int:
-    """Run the service spec given as JSON in ``argv[1]``."""
-    spec = ServiceSpec.from_json(argv[1])
+def run(spec: ServiceSpec) -> None:
+    """Run the model ``spec`` names; send its result and end the process."""
     # Calls in flight should fail for their own reasons (a black hole holding thousands of
     # sockets), not because a shell left the soft limit at a conservative 1,024.
     raise_open_files_limit()
@@ -40,8 +39,7 @@ def main(argv: list[str]) -> int:
     else:
         from iolab.topics.upstreams import asyncio as model  # type: ignore[no-redef]
     finish_process(model.run(spec))
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    channel.child_main(ServiceSpec, run)
