@@ -50,6 +50,11 @@ LIST_ITEM = re.compile(r"^([-*+]|\d+\.)\s")
 CONFIGURED = "a parameter the notebook sets, not a measurement"
 ALLOWED: list[tuple[str, str, str]] = [
     # (page or notebook, the figure as the scanner reports it, why it is no measurement of this book)
+    ("instructors.md", "2 GiB", "the grader's default caps on memory and on a submission's folder (homework.caps), chosen"),
+    ("instructors.md", "1 GiB", "the grader's default cap on one file (homework.caps), chosen"),
+    ("instructors.md", "512 MiB", "the grader's default size of the sandbox's tmpfs (homework.caps), chosen"),
+    ("instructors.md", "1 MiB", "the grader's default output kept per cell (homework.caps), and the pipe ex-02-bigger-pipe asks for: chosen"),
+    ("instructors.md", "80 s", "the grader's allowance to start and stop a submission's processes, chosen"),
     ("01-processes.md", "4 KiB", "the x86-64 base page size, a constant of the hardware"),
     ("01-processes.md", "2 MiB", "the x86-64 huge page size (transparent huge pages), a constant of the hardware"),
     ("04-prefork.md", "100 ms", "the notebook's threshold for a slow tiny request (balance.behind_a_busy_worker)"),

@@ -69,8 +69,8 @@ class InstructorNotes(SphinxDirective):
         table = notes.exercise_table(paths)
         md = [":::{admonition} Instructor notes", ":class: dropdown", "", *self.content, ""]
         md += time_lines(chapter, notes.measured_on(paths))
-        md += ["**Points.** Each exercise is graded by `make grade` (its checks: see the README's "
-               "\"Homework\"). A prediction is answered before the experiment that tests it.", "",
+        md += ["**Points.** Each exercise is graded by `make grade` (its checks: see the instructors' page, "
+               "\"The grader in detail\"). A prediction is answered before the experiment that tests it.", "",
                "| notebook | exercise | kind | points |", "|---|---|---|---:|"]
         md += [f"| {r.notebook} | `{r.exercise}` | {r.kind} | {r.points:g} |" for r in table.itertuples()]
         md += [f"| **total** | {len(table)} | | **{table.points.sum():g}** |", ":::"]

@@ -56,7 +56,7 @@ def test_caps_read_their_variables_in_binary_units_and_a_typo_names_its_variable
 
 
 def test_the_defaults_leave_room_over_the_honest_peaks_measured():
-    # Measured grading the instructor notebooks' solutions (README): 6,027 tasks (ex-05-stack), 523 MB
+    # Measured grading the instructor notebooks' solutions at quick scale (book/instructors.md points here): 6,027 tasks (ex-05-stack), 523 MB
     # of memory (01), 40 MB in /tmp (PostgreSQL, 09), 131 KiB in the folder, 1.5 KB of output per cell.
     defaults = Caps()
     assert defaults.processes >= 2.5 * 6_027 and defaults.memory_bytes >= 3 * 523e6
