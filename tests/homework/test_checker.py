@@ -61,3 +61,15 @@ def test_a_notebook_that_tolerates_a_neighbour_measures_again_before_the_answers
     job = NotebookJob("", (EXERCISE,), solo=False)
     checker.run_job(job, lambda: {"ex-check": None})
     assert remeasured == ["ex"]
+
+
+def test_the_parameters_shown_are_the_drawn_ones_whole_or_cut_at_a_comma():
+    given = ['limit_s, job_s = student.pick("ex", [(0.1, 0.5)])\nname = None\nreasons = ("a", "b")\n',
+             'settings = student.pick("ex-2", [{"a": 1}])\nempty = student.pick("ex-3", [None])\n'
+             'many = student.pick("ex-4", [tuple(range(100))])\n']
+    namespace = {"limit_s": 0.1, "job_s": 0.5, "name": None, "reasons": ("a", "b"), "settings": {"a": 1},
+                 "empty": None, "many": tuple(range(100))}
+    shown = checker.parameters(given, namespace)
+    assert shown.startswith("job_s=0.5, limit_s=0.1, many=(0, 1, 2,")
+    assert "name=" not in shown and "reasons=" not in shown and "empty=" not in shown  # not drawn, or nothing drawn
+    assert shown.endswith("settings={'a': 1}") and ", …, settings" in shown

@@ -103,3 +103,11 @@ def test_a_notebook_no_canvas_column_fits_is_refused_with_the_columns_and_the_op
     assert reports.assignment_columns({"04-prefork.ipynb"}, assignments, {"04-prefork": "Quiz 1"}) == {
         "04-prefork": "Quiz 1 (87568490)"}
     assert reports.assignment_columns({"04-prefork.ipynb"}, {"Homework (9)": "5"}) == {"04-prefork": "Homework (9)"}
+
+
+def test_feedback_explains_a_hidden_failure_without_sending_the_student_back_to_a_check_that_passed():
+    hidden = reports.feedback_text("ada", "02-blocking.ipynb", [r for r in _rows() if r.student == "ada"])
+    assert "passed its public checks" in hidden and "Rerun" not in hidden and "rerun it" not in hidden
+    public = Row("cy", "02-blocking.ipynb", "ex-b", 0.0, 1.0, "failed", "the check failed: ratio: a number, not 'x'", 1.0)
+    text = reports.feedback_text("cy", "02-blocking.ipynb", [public])
+    assert "rerun it" in text and "passed its public checks" not in text

@@ -81,17 +81,25 @@ def check_one(check: CheckJob, text: str | None, namespace: dict[str, Any],
 
 
 def parameters(given: Sequence[str], namespace: dict[str, Any]) -> str:
-    """The values the given cells drew, as ``name=value`` (plain data only, each cut to 40 characters)."""
+    """The values the given cells drew for this student (``student.pick``), as ``name=value``, each shown whole or cut at a comma."""
     shown = []
-    for name in sorted({n for source in given for n in checks.bound_names(source)}):
+    for name in sorted({n for source in given for n in checks.drawn_names(source)}):
         value = namespace.get(name)
         try:
             answers.encode(value)
         except answers.NotData:
             continue
-        if not name.startswith("_"):
-            shown.append(f"{name}={repr(value)[:40]}")
+        if value is not None and not name.startswith("_"):
+            shown.append(f"{name}={_short(repr(value))}")
     return ", ".join(shown)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` if it fits, else cut after its last ", " before ``limit``, marked with an ellipsis (never mid-word)."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(", ", 0, limit)
+    return (text[:cut] if cut > 0 else text[:limit].rsplit(" ", 1)[0]) + ", …"
 
 
 def run_job(job: NotebookJob, read_answers: Callable[[], Answers]) -> Verdict:

@@ -103,6 +103,25 @@ def bound_names(source: str) -> set[str]:
     return names
 
 
+def drawn_names(source: str) -> set[str]:
+    """The names a cell binds from a ``student.pick(...)`` call: the exercise's parameters for this student."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _picks(node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _picks(value: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pick"
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == "student" for n in ast.walk(value))
+
+
 MEASURED = re.compile(r"#\s*measured\b")  # the comment of a given cell's line whose value the student's run measures
 
 

@@ -142,9 +142,14 @@ def feedback_text(student: str, notebook: str, rows: Sequence[Row], release_hidd
     if lost:
         lines += ["", "## What to look at", ""]
         lines += [f"- `{r.exercise or notebook}` ({r.status}): {r.reason or 'no reason recorded'}" for r in lost]
-    if lost and not release_hidden:
-        lines += ["", "A hidden check's own message is withheld: it would state the answer. Rerun the public check "
-                  "cell in your notebook for its message, and compare your answer with the experiment it predicts."]
+    if any("hidden check" in r.reason for r in lost) and not release_hidden:
+        lines += ["", "A hidden check's own message is withheld: it would state the answer. An answer that fails "
+                  "only a hidden check has passed its public checks, which test its form (a type, a unit, a "
+                  "range); the hidden ones test its value. Compare your answer with what the experiment after "
+                  "the exercise measured in your own notebook."]
+    if any("the check failed:" in r.reason for r in lost):
+        lines += ["", "A public check's message is quoted above: the check cell in your notebook shows the same "
+                  "one, so rerun it as you fix the answer."]
     return "\n".join(lines) + "\n"
 
 
