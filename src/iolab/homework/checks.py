@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,12 +87,8 @@ def parts(source: str) -> list[Part]:
 
 def bound_names(source: str) -> set[str]:
     """The names a cell binds at any level (assignments, imports, defs, loop targets); empty if it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _nodes(source):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -105,16 +102,20 @@ def bound_names(source: str) -> set[str]:
 
 def drawn_names(source: str) -> set[str]:
     """The names a cell binds from a ``student.pick(...)`` call: the exercise's parameters for this student."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _nodes(source):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _picks(node.value):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return names
+
+
+def _nodes(source: str) -> Iterator[ast.AST]:
+    """Every node of the cell's syntax tree; none if it does not parse."""
+    try:
+        return ast.walk(ast.parse(source))
+    except SyntaxError:
+        return iter(())
 
 
 def _picks(value: ast.expr) -> bool:
