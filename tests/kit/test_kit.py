@@ -92,3 +92,11 @@ def test_several_figures_of_one_run_are_glued_together_or_not_at_all(monkeypatch
     plots.glue_optional("half", {"wall": 11.94, "threads": float("nan")}, "{wall:.1f} s, {threads} OS threads", "Go")
     assert glued == {"run": "11.9 s, 6 OS threads", "half": "not measured here (install Go)"}
 
+
+
+@pytest.mark.parametrize("variant, model", [("prefork --reuseport", "prefork"), ("asyncio --offload", "asyncio"),
+                                            ("asyncio per core", "asyncio"), ("asyncio --offload", "asyncio per core")])
+def test_a_servers_variant_is_told_apart_from_its_model_on_a_figure(variant, model):
+    # Student trial 3 could not tell the older shades apart (an RGB distance near 0.2); these are over 0.35.
+    distance = sum((a - b) ** 2 for a, b in zip(plots.PALETTE[variant], plots.PALETTE[model])) ** 0.5
+    assert distance > 0.35
