@@ -38,7 +38,7 @@ book: env
 	IOLAB_EDITION=readers $(GUARD) $(BIN)/jupyter-book build --warningiserror --keep-going --path-output . .
 	@echo "book rendered: file://$(CURDIR)/$(BUILD)/html/index.html"
 ifeq ($(EDITION),student)
-	IOLAB_EDITION=student $(GUARD) $(BIN)/jupyter-book build --warningiserror --keep-going --path-output $(BUILD)/student .
+	IOLAB_EDITION=student $(if $(HUB),IOLAB_HUB=$(HUB)) $(GUARD) $(BIN)/jupyter-book build --warningiserror --keep-going --path-output $(BUILD)/student .
 	rm -rf $(BUILD)/student/html && mv $(BUILD)/student/_build/html $(BUILD)/student/html
 	@echo "student edition rendered: file://$(CURDIR)/$(BUILD)/student/html/index.html"
 endif
@@ -46,20 +46,22 @@ endif
 # The published book: the readers' edition at full scale (SITE_SCALE=quick for a trial), as static files
 # in $(BUILD)/site and $(BUILD)/site.tar.gz for GitHub Pages or any web server. Every page's banner names
 # the machine it was measured on; the repository and issues buttons lead to REPOSITORY (by default the
-# origin remote, if it is on the web; without one they are left out).
+# origin remote, if it is on the web; without one they are left out). HUB=https://hub.example.edu adds a
+# launch button to every notebook page: the readers' edition pulls the repository there (nbgitpuller), the
+# student edition (make book EDITION=student HUB=...) opens the student's own copy in their homework folder.
 SITE_SCALE ?= full
 REPOSITORY ?= $(shell git remote get-url origin 2>/dev/null | sed -n -e 's|^git@github.com:|https://github.com/|' -e 's|\.git$$||' -e '\|^https://|p')
 
 site: env
 	@test -n "$(REPOSITORY)" || echo "note: no REPOSITORY= and no https origin remote: the site has no repository or issues button"
-	IOLAB_SCALE=$(SITE_SCALE) IOLAB_REPOSITORY=$(REPOSITORY) $(MAKE) --no-print-directory book EDITION=readers
+	IOLAB_SCALE=$(SITE_SCALE) IOLAB_REPOSITORY=$(REPOSITORY) IOLAB_HUB=$(HUB) $(MAKE) --no-print-directory book EDITION=readers
 	rm -rf $(BUILD)/site && cp -r $(BUILD)/html $(BUILD)/site && touch $(BUILD)/site/.nojekyll
 	tar -C $(BUILD) -czf $(BUILD)/site.tar.gz site
 	@echo "site: $(BUILD)/site and $(BUILD)/site.tar.gz ($$(du -sh $(BUILD)/site | cut -f1)); try it: python3 -m http.server -b 127.0.0.1 -d $(BUILD)/site"
 
 # Links, banners and buttons of the built site, and screenshots of two pages (headless Chromium, if installed).
 check-site: env
-	$(BIN)/python .ci/check_site.py $(BUILD)/site $(if $(REPOSITORY),--repository $(REPOSITORY))
+	$(BIN)/python .ci/check_site.py $(BUILD)/site $(if $(REPOSITORY),--repository $(REPOSITORY)) $(if $(HUB),--hub $(HUB))
 
 # The book as a PDF through LaTeX (apt install texlive-latex-extra texlive-xetex latexmk fonts-freefont-otf), from
 # the same executed notebooks as `make book` at this scale.

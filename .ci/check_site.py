@@ -30,18 +30,23 @@ CHROMIUM = ("chromium-headless-shell", "chromium", "chromium-browser", "google-c
 
 
 def images_without_alt(page: str) -> list[str]:
-    """The ``<img>`` tags of an HTML page whose alt text is missing, empty or only a file's name or path."""
+    """The ``<img>`` tags of an HTML page whose alt text is missing, empty or only a file's name or path.
+
+    The theme's button icons (a launch button's hub logo) are not figures: the button's text labels them.
+    """
     bad = []
     for tag in IMAGE.findall(page):
+        if 'src="' in tag and "_static/images/logo_" in tag:
+            continue
         alt = (m[1] if (m := ALT_TEXT.search(tag)) else "").strip()
         if len(alt.split()) < 3 or re.search(r"\.(png|svg|jpe?g)$|^[\w./-]+$", alt):
             bad.append(tag[:160])
     return bad
 
 
-def problems(site: Path, repository: str | None) -> tuple[list[str], dict[str, int]]:
+def problems(site: Path, repository: str | None, hub: str | None = None) -> tuple[list[str], dict[str, int]]:
     """What is wrong with the site, and counts of what was checked."""
-    found, counts = [], {"pages": 0, "links": 0, "downloads": 0, "images": 0}
+    found, counts = [], {"pages": 0, "links": 0, "downloads": 0, "images": 0, "launches": 0}
     if not (site / ".nojekyll").is_file():
         found.append(".nojekyll is missing: GitHub Pages would hide the _static and _sources folders")
     for page in sorted(site.rglob("*.html")):
@@ -67,6 +72,11 @@ def problems(site: Path, repository: str | None) -> tuple[list[str], dict[str, i
                 found.append(f"{name}: {link} leads nowhere")
         if repository and f'href="{repository}"' not in text:
             found.append(f"{name}: no repository button leading to {repository}")
+        if hub and name.startswith("notebooks/"):
+            if f'href="{hub}/hub/user-redirect/' in text:
+                counts["launches"] += 1
+            else:
+                found.append(f"{name}: no launch button to the hub {hub}")
     if not counts["downloads"]:
         found.append("no page has a download link")
     return found, counts
@@ -119,12 +129,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", type=Path)
     parser.add_argument("--repository", default=None, help="the https URL the repository buttons must lead to")
+    parser.add_argument("--hub", default=None, help="the class's JupyterHub every notebook page must launch on")
     parser.add_argument("--pages", nargs="*", default=["index.html", "book/04-prefork.html"])
     parser.add_argument("--out", type=Path, default=None, help="folder for the screenshots (default: SITE/../site-check)")
     args = parser.parse_args()
-    found, counts = problems(args.site, args.repository or None)
+    found, counts = problems(args.site, args.repository or None, (args.hub or "").rstrip("/") or None)
     print(f"{counts['pages']} pages, {counts['links']} links into the site ({counts['downloads']} downloads), "
-          f"{counts['images']} images checked")
+          f"{counts['images']} images, {counts['launches']} launch buttons checked")
     browser = next((b for b in CHROMIUM if shutil.which(b)), None)
     if browser is None:
         print("note: no headless Chromium (apt install chromium-headless-shell): no screenshots taken")

@@ -22,6 +22,7 @@ HIDDEN = "hidden-key-4242"
 SOLUTION = "solution-code-1717"
 EXPLANATION = "folded-explanation-99"
 REPOSITORY = "https://github.com/example-course/iolab"
+HUB = "https://hub.example.edu"
 FIGURE_ALT = "A rising line of three points: the toy measurement grows with its input."
 NOTEBOOK_ALT = "The same rising line, as the notebook draws it under its code."
 
@@ -91,7 +92,8 @@ def built(tmp_path_factory) -> Path:
                                         "glued_figure": str(ROOT / "book" / "_ext"),
                                         "kernel_transport": str(ROOT / "book" / "_ext")}}}))
     for edition, out in (("readers", root), ("student", root / "_build" / "student")):
-        env = {**os.environ, "IOLAB_EDITION": edition, "IOLAB_REPOSITORY": REPOSITORY, "IOLAB_DATA": str(root / "data")}
+        env = {**os.environ, "IOLAB_EDITION": edition, "IOLAB_REPOSITORY": REPOSITORY, "IOLAB_HUB": HUB,
+               "IOLAB_DATA": str(root / "data")}
         done = subprocess.run([str(JUPYTER_BOOK), "build", "--warningiserror", "--path-output", str(out), str(root)],
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -159,6 +161,7 @@ def test_every_page_names_its_machine_and_scale_and_its_buttons_lead_to_the_repo
 
 
 sys.path.insert(0, str(ROOT / ".ci"))
+import check_site  # noqa: E402
 from check_site import images_without_alt  # noqa: E402
 
 
@@ -239,3 +242,18 @@ def test_the_student_edition_keeps_every_cell_that_glues_a_figure_the_prose_show
     nb = nbformat.read(path, as_version=4)
     kept = glued_by(editions.student_edition(nb))
     assert used & glued_by(nb) <= kept, sorted(used & glued_by(nb) - kept)
+
+
+def test_a_notebook_page_launches_on_the_class_hub_the_course_for_readers_and_the_students_own_copy_for_students(built: Path) -> None:
+    readers = (built / "_build" / "html" / "notebooks" / "toy.html").read_text()
+    pulls = [link for link in HREF.findall(readers) if link.startswith(f"{HUB}/hub/user-redirect/git-pull?")]
+    assert pulls and "repo=" + REPOSITORY.replace("https://", "https%3A//") in pulls[0] and "toy.ipynb" in pulls[0], \
+        "nbgitpuller: the repository, then the notebook"
+    student = (built / "_build" / "student" / "_build" / "html" / "notebooks" / "toy.html").read_text()
+    links = HREF.findall(student)
+    assert f"{HUB}/hub/user-redirect/lab/tree/work/homework/toy.ipynb" in links
+    assert not [link for link in links if "git-pull" in link], "a student never launches the instructor edition"
+    assert "user-redirect" not in (built / "_build" / "html" / "intro.html").read_text(), "a prose page has no notebook"
+    found, counts = check_site.problems(built / "_build" / "html", REPOSITORY, HUB)
+    assert counts["launches"] == 1 and not [p for p in found if "launch" in p]
+    assert [p for p in check_site.problems(built / "_build" / "html", REPOSITORY, "https://other.example.edu")[0] if "launch" in p]

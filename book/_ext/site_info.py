@@ -7,6 +7,12 @@
 - ``IOLAB_REPOSITORY`` (an https URL of the course's repository, which `make site` takes from the
   ``origin`` remote or from ``REPOSITORY=``) turns on the repository and issues buttons; without it
   they stay off rather than point at a default. ``IOLAB_BRANCH`` names the branch (``main``).
+- ``IOLAB_HUB`` (the https URL of a class's JupyterHub, `make site HUB=...`) adds a launch button to every
+  notebook page. The readers' edition launches the course's own notebook through nbgitpuller (the hub
+  pulls the repository into the reader's home); the student edition launches the student's own copy of
+  the notebook, in the homework folder the hub's image writes for each student (``IOLAB_HUB_FOLDER``,
+  ``work/homework`` as in the instructors' page's hub configuration), so a student never opens the
+  instructor edition from their book.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import datetime
 import html
 import os
 import subprocess
+from pathlib import Path
 
 from execution_key import scale
 from iolab.kit import machine
@@ -52,8 +59,41 @@ def _configure(app, config) -> None:
                        path_to_docs="", use_repository_button=True, use_issues_button=True)
     else:
         options.update(use_repository_button=False, use_issues_button=False)
+    hub = hub_url()
+    if hub and os.environ.get("IOLAB_EDITION") != "student":
+        if not repository:
+            raise ValueError("IOLAB_HUB needs IOLAB_REPOSITORY: the hub's launch button pulls the repository (nbgitpuller)")
+        options["launch_buttons"] = {**options.get("launch_buttons", {}), "jupyterhub_url": hub,
+                                     "notebook_interface": "jupyterlab"}
+
+
+def hub_url() -> str | None:
+    """The class's JupyterHub (``IOLAB_HUB``), without a trailing slash; None without one."""
+    hub = os.environ.get("IOLAB_HUB", "").strip().rstrip("/")
+    if hub and not hub.startswith("https://"):
+        raise ValueError(f"IOLAB_HUB={hub!r}: give the hub's https URL")
+    return hub or None
+
+
+def student_launch(hub: str, pagename: str) -> str:
+    """Where a student edition's notebook page launches: the student's own copy, in their homework folder on the hub."""
+    folder = os.environ.get("IOLAB_HUB_FOLDER", "work/homework").strip("/")
+    return f"{hub}/hub/user-redirect/lab/tree/{folder}/{pagename.rsplit('/', 1)[-1]}.ipynb"
+
+
+def _student_launch_button(app, pagename, templatename, context, doctree) -> None:
+    hub = hub_url()
+    if not hub or os.environ.get("IOLAB_EDITION") != "student" or "header_buttons" not in context:
+        return
+    if not (Path(app.srcdir) / f"{pagename}.ipynb").exists():
+        return
+    context["header_buttons"].append({"type": "link", "text": "JupyterHub", "label": "launch-student-notebook",
+                                      "tooltip": "Open your copy on the class's JupyterHub",
+                                      "icon": "_static/images/logo_jupyterhub.svg",
+                                      "url": student_launch(hub, pagename)})
 
 
 def setup(app):
     app.connect("config-inited", _configure)
+    app.connect("html-page-context", _student_launch_button, priority=600)  # after the theme makes its buttons
     return {"parallel_read_safe": True, "parallel_write_safe": True}
