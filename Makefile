@@ -49,19 +49,25 @@ endif
 # origin remote, if it is on the web; without one they are left out). HUB=https://hub.example.edu adds a
 # launch button to every notebook page: the readers' edition pulls the repository there (nbgitpuller), the
 # student edition (make book EDITION=student HUB=...) opens the student's own copy in their homework folder.
+# When REPOSITORY is on GitHub, every notebook page of the readers' edition has a Binder button too
+# (repo2docker builds binder/): BINDER names the BinderHub (mybinder.org), BINDER=none leaves it out.
 SITE_SCALE ?= full
 REPOSITORY ?= $(shell git remote get-url origin 2>/dev/null | sed -n -e 's|^git@github.com:|https://github.com/|' -e 's|\.git$$||' -e '\|^https://|p')
+BINDER ?= https://mybinder.org
+BINDER_BUTTON = $(if $(filter https://github.com/%,$(REPOSITORY)),$(filter-out none,$(BINDER)))
 
 site: env
 	@test -n "$(REPOSITORY)" || echo "note: no REPOSITORY= and no https origin remote: the site has no repository or issues button"
-	IOLAB_SCALE=$(SITE_SCALE) IOLAB_REPOSITORY=$(REPOSITORY) IOLAB_HUB=$(HUB) $(MAKE) --no-print-directory book EDITION=readers
+	@test -n "$(BINDER_BUTTON)" || echo "note: no Binder button (REPOSITORY is not a https://github.com/ address, or BINDER=none)"
+	IOLAB_SCALE=$(SITE_SCALE) IOLAB_REPOSITORY=$(REPOSITORY) IOLAB_HUB=$(HUB) IOLAB_BINDER=$(BINDER_BUTTON) $(MAKE) --no-print-directory book EDITION=readers
 	rm -rf $(BUILD)/site && cp -r $(BUILD)/html $(BUILD)/site && touch $(BUILD)/site/.nojekyll
 	tar -C $(BUILD) -czf $(BUILD)/site.tar.gz site
 	@echo "site: $(BUILD)/site and $(BUILD)/site.tar.gz ($$(du -sh $(BUILD)/site | cut -f1)); try it: python3 -m http.server -b 127.0.0.1 -d $(BUILD)/site"
 
 # Links, banners and buttons of the built site, and screenshots of two pages (headless Chromium, if installed).
 check-site: env
-	$(BIN)/python .ci/check_site.py $(BUILD)/site $(if $(REPOSITORY),--repository $(REPOSITORY)) $(if $(HUB),--hub $(HUB))
+	$(BIN)/python .ci/check_site.py $(BUILD)/site $(if $(REPOSITORY),--repository $(REPOSITORY)) $(if $(HUB),--hub $(HUB)) \
+	  $(if $(BINDER_BUTTON),--binder $(BINDER_BUTTON))
 
 # The book as a PDF through LaTeX (apt install texlive-latex-extra texlive-xetex latexmk fonts-freefont-otf), from
 # the same executed notebooks as `make book` at this scale.

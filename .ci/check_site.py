@@ -1,9 +1,10 @@
 """Checks a built site (`make site`) as a visitor would meet it: `make check-site`.
 
 Every page names the machine and scale of its figures; every image has alt text that says what it
-shows; every link into the site leads to a file that is there (the download buttons included); the repository buttons lead to REPOSITORY; and two pages,
-served over HTTP on 127.0.0.1, are photographed by headless Chromium (if installed) so a person can
-look, and the pictures are checked not to be blank.
+shows; every link into the site leads to a file that is there (the download buttons included); the
+repository buttons lead to REPOSITORY; every notebook page launches on the class's hub (--hub) and on
+Binder (--binder) when asked; and two pages, served over HTTP on 127.0.0.1, are photographed by headless
+Chromium (if installed) so a person can look, and the pictures are checked not to be blank.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import threading
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+HREF = re.compile(r'href="([^"]+)"')
 LINK = re.compile(r'(?:href|src)="([^"#?]+)[^"]*"')
 BANNER = re.compile(r"Figures measured on [^<]+ at IOLAB_SCALE=(quick|full)")
 IMAGE = re.compile(r"<img\b[^>]*>")
@@ -44,9 +46,10 @@ def images_without_alt(page: str) -> list[str]:
     return bad
 
 
-def problems(site: Path, repository: str | None, hub: str | None = None) -> tuple[list[str], dict[str, int]]:
+def problems(site: Path, repository: str | None, hub: str | None = None,
+             binder: str | None = None) -> tuple[list[str], dict[str, int]]:
     """What is wrong with the site, and counts of what was checked."""
-    found, counts = [], {"pages": 0, "links": 0, "downloads": 0, "images": 0, "launches": 0}
+    found, counts = [], {"pages": 0, "links": 0, "downloads": 0, "images": 0, "launches": 0, "binder": 0}
     if not (site / ".nojekyll").is_file():
         found.append(".nojekyll is missing: GitHub Pages would hide the _static and _sources folders")
     for page in sorted(site.rglob("*.html")):
@@ -77,9 +80,21 @@ def problems(site: Path, repository: str | None, hub: str | None = None) -> tupl
                 counts["launches"] += 1
             else:
                 found.append(f"{name}: no launch button to the hub {hub}")
+        if binder and name.startswith("notebooks/"):
+            if binder_link(text, binder, repository, name):
+                counts["binder"] += 1
+            else:
+                found.append(f"{name}: no Binder button on {binder} opening this notebook in JupyterLab")
     if not counts["downloads"]:
         found.append("no page has a download link")
     return found, counts
+
+
+def binder_link(page: str, binder: str, repository: str | None, name: str) -> str | None:
+    """The page's Binder link that builds the repository and opens the page's notebook in JupyterLab, or None."""
+    start = f"{binder}/v2/gh/{repository.removeprefix('https://github.com/')}/" if repository else f"{binder}/v2/"
+    notebook = f"?urlpath=lab/tree/{name.removesuffix('.html')}.ipynb"
+    return next((link for link in HREF.findall(page) if link.startswith(start) and link.endswith(notebook)), None)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -130,12 +145,14 @@ def main() -> int:
     parser.add_argument("site", type=Path)
     parser.add_argument("--repository", default=None, help="the https URL the repository buttons must lead to")
     parser.add_argument("--hub", default=None, help="the class's JupyterHub every notebook page must launch on")
+    parser.add_argument("--binder", default=None, help="the BinderHub every notebook page must have a Binder button to")
     parser.add_argument("--pages", nargs="*", default=["index.html", "book/04-prefork.html"])
     parser.add_argument("--out", type=Path, default=None, help="folder for the screenshots (default: SITE/../site-check)")
     args = parser.parse_args()
-    found, counts = problems(args.site, args.repository or None, (args.hub or "").rstrip("/") or None)
+    found, counts = problems(args.site, args.repository or None, (args.hub or "").rstrip("/") or None,
+                             (args.binder or "").rstrip("/") or None)
     print(f"{counts['pages']} pages, {counts['links']} links into the site ({counts['downloads']} downloads), "
-          f"{counts['images']} images, {counts['launches']} launch buttons checked")
+          f"{counts['images']} images, {counts['launches']} hub and {counts['binder']} Binder launch buttons checked")
     browser = next((b for b in CHROMIUM if shutil.which(b)), None)
     if browser is None:
         print("note: no headless Chromium (apt install chromium-headless-shell): no screenshots taken")

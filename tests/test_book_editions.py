@@ -23,6 +23,7 @@ SOLUTION = "solution-code-1717"
 EXPLANATION = "folded-explanation-99"
 REPOSITORY = "https://github.com/example-course/iolab"
 HUB = "https://hub.example.edu"
+BINDER = "https://mybinder.org"
 FIGURE_ALT = "A rising line of three points: the toy measurement grows with its input."
 NOTEBOOK_ALT = "The same rising line, as the notebook draws it under its code."
 
@@ -93,7 +94,7 @@ def built(tmp_path_factory) -> Path:
                                         "kernel_transport": str(ROOT / "book" / "_ext")}}}))
     for edition, out in (("readers", root), ("student", root / "_build" / "student")):
         env = {**os.environ, "IOLAB_EDITION": edition, "IOLAB_REPOSITORY": REPOSITORY, "IOLAB_HUB": HUB,
-               "IOLAB_DATA": str(root / "data")}
+               "IOLAB_BINDER": BINDER, "IOLAB_DATA": str(root / "data")}
         done = subprocess.run([str(JUPYTER_BOOK), "build", "--warningiserror", "--path-output", str(out), str(root)],
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -257,3 +258,40 @@ def test_a_notebook_page_launches_on_the_class_hub_the_course_for_readers_and_th
     found, counts = check_site.problems(built / "_build" / "html", REPOSITORY, HUB)
     assert counts["launches"] == 1 and not [p for p in found if "launch" in p]
     assert [p for p in check_site.problems(built / "_build" / "html", REPOSITORY, "https://other.example.edu")[0] if "launch" in p]
+
+
+def test_a_readers_notebook_page_has_a_binder_button_that_builds_the_repository_and_opens_the_notebook_in_jupyterlab(built: Path) -> None:
+    readers = (built / "_build" / "html" / "notebooks" / "toy.html").read_text()
+    assert f"{BINDER}/v2/gh/example-course/iolab/main?urlpath=lab/tree/notebooks/toy.ipynb" in HREF.findall(readers)
+    student = (built / "_build" / "student" / "_build" / "html" / "notebooks" / "toy.html").read_text()
+    assert BINDER not in student, "the student edition's notebooks are not in the repository Binder builds"
+    assert BINDER not in (built / "_build" / "html" / "intro.html").read_text(), "a prose page has no notebook"
+    found, counts = check_site.problems(built / "_build" / "html", REPOSITORY, binder=BINDER)
+    assert counts["binder"] == 1 and not [p for p in found if "Binder" in p]
+    elsewhere = check_site.problems(built / "_build" / "html", REPOSITORY, binder="https://binder.example.edu")[0]
+    assert [p for p in elsewhere if "Binder" in p] == [
+        "notebooks/toy.html: no Binder button on https://binder.example.edu opening this notebook in JupyterLab"]
+
+
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import site_info  # noqa: E402
+
+
+@pytest.mark.parametrize("repository, binder, expected", [
+    (REPOSITORY, BINDER, {"binderhub_url": BINDER, "notebook_interface": "jupyterlab"}),
+    (REPOSITORY, "https://binder.example.edu/", {"binderhub_url": "https://binder.example.edu", "notebook_interface": "jupyterlab"}),
+    (REPOSITORY, "none", {}),
+    (REPOSITORY, "", {}),
+    ("https://gitlab.example.edu/course/iolab", BINDER, {}),  # Binder builds public GitHub repositories here
+    ("", BINDER, {}),
+])
+def test_binder_asks_for_a_public_github_repository_and_none_turns_it_off(monkeypatch, repository, binder, expected) -> None:
+    monkeypatch.delenv("IOLAB_HUB", raising=False)
+    monkeypatch.setenv("IOLAB_BINDER", binder)
+    assert site_info.launch_buttons(repository) == expected
+
+
+def test_a_binderhub_is_named_by_its_https_url(monkeypatch) -> None:
+    monkeypatch.setenv("IOLAB_BINDER", "mybinder.org")
+    with pytest.raises(ValueError, match="https URL"):
+        site_info.binder_url()

@@ -55,6 +55,8 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("instructors.md", "512 MiB", "the grader's default size of the sandbox's tmpfs (homework.caps), chosen"),
     ("instructors.md", "1 MiB", "the grader's default output kept per cell (homework.caps), and the pipe ex-02-bigger-pipe asks for: chosen"),
     ("instructors.md", "80 s", "the grader's allowance to start and stop a submission's processes, chosen"),
+    ("instructors.md", "1 GB", "the memory mybinder.org guarantees a session (its FAQ, linked in the sentence)"),
+    ("instructors.md", "2 GB", "the memory mybinder.org allows a session at most (its FAQ, linked in the sentence)"),
     ("01-processes.md", "4 KiB", "the x86-64 base page size, a constant of the hardware"),
     ("01-processes.md", "2 MiB", "the x86-64 huge page size (transparent huge pages), a constant of the hardware"),
     ("04-prefork.md", "100 ms", "the notebook's threshold for a slow tiny request (balance.behind_a_busy_worker)"),

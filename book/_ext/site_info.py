@@ -13,6 +13,10 @@
   the notebook, in the homework folder the hub's image writes for each student (``IOLAB_HUB_FOLDER``,
   ``work/homework`` as in the instructors' page's hub configuration), so a student never opens the
   instructor edition from their book.
+- ``IOLAB_BINDER`` (a BinderHub's https URL; `make site` gives https://mybinder.org unless ``BINDER=`` names
+  another, and ``BINDER=none`` leaves it out) adds a Binder button to every notebook page of the readers'
+  edition, when the repository is public on GitHub: repo2docker builds the course from ``binder/`` and
+  JupyterLab opens the notebook. The student edition has none: its notebooks are not in the repository.
 """
 
 from __future__ import annotations
@@ -59,12 +63,21 @@ def _configure(app, config) -> None:
                        path_to_docs="", use_repository_button=True, use_issues_button=True)
     else:
         options.update(use_repository_button=False, use_issues_button=False)
-    hub = hub_url()
-    if hub and os.environ.get("IOLAB_EDITION") != "student":
+    if os.environ.get("IOLAB_EDITION") != "student":
+        options["launch_buttons"] = {**options.get("launch_buttons", {}), **launch_buttons(repository)}
+
+
+def launch_buttons(repository: str) -> dict[str, str]:
+    """The readers' edition's launch buttons (the theme's ``launch_buttons``): the class's hub, Binder."""
+    buttons: dict[str, str] = {}
+    if hub := hub_url():
         if not repository:
             raise ValueError("IOLAB_HUB needs IOLAB_REPOSITORY: the hub's launch button pulls the repository (nbgitpuller)")
-        options["launch_buttons"] = {**options.get("launch_buttons", {}), "jupyterhub_url": hub,
-                                     "notebook_interface": "jupyterlab"}
+        buttons["jupyterhub_url"] = hub
+    # Binder builds what it clones: only a public GitHub repository (binder/ in it) has a Binder button.
+    if (binder := binder_url()) and repository.startswith("https://github.com/"):
+        buttons["binderhub_url"] = binder
+    return {**buttons, "notebook_interface": "jupyterlab"} if buttons else {}
 
 
 def hub_url() -> str | None:
@@ -73,6 +86,16 @@ def hub_url() -> str | None:
     if hub and not hub.startswith("https://"):
         raise ValueError(f"IOLAB_HUB={hub!r}: give the hub's https URL")
     return hub or None
+
+
+def binder_url() -> str | None:
+    """The BinderHub of the Binder button (``IOLAB_BINDER``), without a trailing slash; None without one or for ``none``."""
+    binder = os.environ.get("IOLAB_BINDER", "").strip().rstrip("/")
+    if binder.lower() in ("", "none"):
+        return None
+    if not binder.startswith("https://"):
+        raise ValueError(f"IOLAB_BINDER={binder!r}: give the BinderHub's https URL, or none")
+    return binder
 
 
 def student_launch(hub: str, pagename: str) -> str:
