@@ -10,8 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from iolab.commands.argtypes import positive_int
-from iolab.commands.servers import seconds
+from iolab.commands.argtypes import positive_int, seconds
 from iolab.commands.table import Subparsers
 
 EPILOG = """\
