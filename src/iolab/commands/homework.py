@@ -10,6 +10,7 @@ A ``run_*`` refuses a bad setting with ``args.parser.error``, its own action's u
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from iolab.commands.table import Subparsers, add_action
@@ -22,22 +23,53 @@ NOTEBOOKS = COURSE_DATA.parent / "notebooks"
 
 Actions = Subparsers  # the registry of the homework command's own actions
 
-GRADE_DESCRIPTION = (
-    "Grade every SUBMISSIONS/<student>/*.ipynb against the instructor notebook of the same name, at "
-    "IOLAB_SCALE=quick with IOLAB_STUDENT=<student>, each submission in a sandbox (bubblewrap) and its checks in "
-    "a separate checker process. Writes the grades CSV (one row per student and exercise: student, notebook, "
-    "exercise, points, max_points, status, reason, seconds), SUBMISSIONS/gradebook.csv (Canvas's import format), "
-    "SUBMISSIONS/pass-rates.csv and SUBMISSIONS/feedback/<student>/<notebook>.md. A submission that fails, hangs, "
-    "tampers, lost a check or passed a cap (processes, memory, file size, its folder, /tmp, output: the "
-    "IOLAB_GRADE_* variables, see README) gets its rows with the reason; the batch goes on, and the exit status is "
-    "0 once every submission has its rows.")
-INTAKE_DESCRIPTION = (
-    "Unpack the zip of submissions that Canvas or Moodle downloads into SUBMISSIONS/<student id>/<notebook>.ipynb, "
-    "using a roster: the course's CSV with columns id (the id students work with), key (the LMS's user id, "
-    "anonymous id or the name in its file names) and name, or Canvas's own gradebook export (the course's id in "
-    "--id-column). Files whose submitter is not in the roster go to SUBMISSIONS/.unmatched/; a student's earlier "
-    "uploads to SUBMISSIONS/.earlier/; a student's lone notebook under another name is placed as the assignment's "
-    "notebook. Exit status 2 when the roster names nobody.")
+# Each action's --help description, by action.
+DESCRIPTIONS = {
+    "student": (
+        "Write the student edition of every notebook: solutions stubbed, hidden tests and folded explanations "
+        "removed, predictions as questions."),
+    "grade": (
+        "Grade every SUBMISSIONS/<student>/*.ipynb against the instructor notebook of the same name, at "
+        "IOLAB_SCALE=quick with IOLAB_STUDENT=<student>, each submission in a sandbox (bubblewrap) and its "
+        "checks in a separate checker process. Writes the grades CSV (one row per student and exercise: student, "
+        "notebook, exercise, points, max_points, status, reason, seconds), SUBMISSIONS/gradebook.csv (Canvas's "
+        "import format), SUBMISSIONS/pass-rates.csv and SUBMISSIONS/feedback/<student>/<notebook>.md. A "
+        "submission that fails, hangs, tampers, lost a check or passed a cap (processes, memory, file size, its "
+        "folder, /tmp, output: the IOLAB_GRADE_* variables, see README) gets its rows with the reason; the batch "
+        "goes on, and the exit status is 0 once every submission has its rows."),
+    "ids": (
+        "Print, for each student id, the id they work with (IOLAB_STUDENT): the id and a token that only the "
+        "course secret (CHECKS/secret) makes, so that nobody can work out a student's numbers from the public "
+        "code."),
+    "intake": (
+        "Unpack the zip of submissions that Canvas or Moodle downloads into "
+        "SUBMISSIONS/<student id>/<notebook>.ipynb, using a roster: the course's CSV with columns id (the id "
+        "students work with), key (the LMS's user id, anonymous id or the name in its file names) and name, or Canvas's own gradebook "
+        "export (the course's id in --id-column). Files whose submitter is not in the roster go to "
+        "SUBMISSIONS/.unmatched/; a student's earlier uploads to SUBMISSIONS/.earlier/; a student's lone "
+        "notebook under another name is placed as the assignment's notebook. Exit status 2 when the roster names "
+        "nobody."),
+    "gradescope": (
+        "Write an autograder.zip (setup.sh, run_autograder, the kit, the lock and the instructor notebooks) that "
+        "grades the named notebooks on Gradescope, one test per exercise. Without NOTEBOOK, the package grades "
+        "any of the course's notebooks."),
+    "gradescope-run": (
+        "Grade ROOT/submission/*.ipynb against ROOT/source/notebooks and write ROOT/results/results.json, as "
+        "Gradescope's run_autograder does."),
+    "times": (
+        "Run each notebook top to bottom in a fresh kernel at the given scale, one at a time, and record its run "
+        "time (and machine, date, first error) in data/homework/run-times.csv, which the book's instructor notes "
+        "read. Run it on a quiet machine: the notebooks measure."),
+    "solo": (
+        "Print, on one line, those of the notebooks whose metadata says \"iolab\": {\"solo\": true}: they measure "
+        "CPU scaling or throughput, or fill a per-user kernel limit, so `make test` runs them one at a time and "
+        "the grader grades them alone (iolab.homework.batch.solo)."),
+}
+
+
+def _add(actions: Actions, name: str, run: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
+    """Register the action ``name``, with its line in ``--help`` and its description from ``DESCRIPTIONS``."""
+    return add_action(actions, name, run, help=help_, description=DESCRIPTIONS[name])
 
 
 def _notebooks_option(p: argparse.ArgumentParser) -> None:
@@ -58,9 +90,7 @@ def add_homework(sub: Subparsers) -> None:
 
 
 def add_student(actions: Actions) -> None:
-    student = add_action(actions, "student", run_student, help="write the student edition of every notebook into OUT_DIR",
-                      description="Write the student edition of every notebook: solutions stubbed, hidden tests and "
-                      "folded explanations removed, predictions as questions.")
+    student = _add(actions, "student", run_student, "write the student edition of every notebook into OUT_DIR")
     student.add_argument("out_dir", type=Path, metavar="OUT_DIR")
     _notebooks_option(student)
     student.add_argument("--force", action="store_true", help="replace notebooks in OUT_DIR that were changed (answers are lost)")
@@ -79,8 +109,7 @@ def run_student(args: argparse.Namespace) -> int:
 
 
 def add_grade(actions: Actions) -> None:
-    grade = add_action(actions, "grade", run_grade, description=GRADE_DESCRIPTION,
-                    help="grade SUBMISSIONS/<student>/*.ipynb into a CSV, a gradebook and feedback")
+    grade = _add(actions, "grade", run_grade, "grade SUBMISSIONS/<student>/*.ipynb into a CSV, a gradebook and feedback")
     grade.add_argument("submissions", type=Path, metavar="SUBMISSIONS", help="one folder per student, named by id")
     grade.add_argument("--out", type=Path, default=None, help="the CSV to write (default: SUBMISSIONS/grades.csv)")
     grade.add_argument("--timeout", type=float, default=None, metavar="S",
@@ -131,10 +160,7 @@ def run_grade(args: argparse.Namespace) -> int:
 
 
 def add_ids(actions: Actions) -> None:
-    ids = add_action(actions, "ids", run_ids, help="the ids to hand students when the course has a secret",
-                  description="Print, for each student id, the id they work with (IOLAB_STUDENT): the id and a token "
-                  "that only the course secret (CHECKS/secret) makes, so that nobody can work out a student's numbers "
-                  "from the public code.")
+    ids = _add(actions, "ids", run_ids, "the ids to hand students when the course has a secret")
     ids.add_argument("students", nargs="+", metavar="ID")
     _checks_option(ids, "the folder that holds the secret", required=True)
 
@@ -152,8 +178,7 @@ def run_ids(args: argparse.Namespace) -> int:
 
 
 def add_intake(actions: Actions) -> None:
-    take = add_action(actions, "intake", run_intake, description=INTAKE_DESCRIPTION,
-                   help="unpack an LMS's zip of submissions into SUBMISSIONS/<student id>/")
+    take = _add(actions, "intake", run_intake, "unpack an LMS's zip of submissions into SUBMISSIONS/<student id>/")
     take.add_argument("archive", type=Path, metavar="ZIP")
     take.add_argument("--roster", type=Path, required=True,
                       help="CSV with columns id, key[, name], or Canvas's gradebook export")
@@ -214,11 +239,7 @@ def _placed(done: Intake, out: Path) -> list[str]:
 
 
 def add_gradescope(actions: Actions) -> None:
-    scope = add_action(actions, "gradescope", run_gradescope,
-                    help="an autograder.zip in Gradescope's format for one notebook or all",
-                    description="Write an autograder.zip (setup.sh, run_autograder, the kit, the lock and the instructor "
-                    "notebooks) that grades the named notebooks on Gradescope, one test per exercise. Without NOTEBOOK, "
-                    "the package grades any of the course's notebooks.")
+    scope = _add(actions, "gradescope", run_gradescope, "an autograder.zip in Gradescope's format for one notebook or all")
     scope.add_argument("notebook", nargs="*", metavar="NOTEBOOK", help="a notebook's stem, e.g. 02-blocking")
     scope.add_argument("--out", type=Path, default=Path("_build/gradescope"), help="folder for the package (default: %(default)s)")
     _checks_option(scope, "the instructor's own checks and course secret, packed in as private/")
@@ -240,10 +261,7 @@ def run_gradescope(args: argparse.Namespace) -> int:
 
 
 def add_gradescope_run(actions: Actions) -> None:
-    scope_run = add_action(actions, "gradescope-run", run_gradescope_run,
-                        help="grade a Gradescope submission (as run_autograder does)",
-                        description="Grade ROOT/submission/*.ipynb against ROOT/source/notebooks and write "
-                        "ROOT/results/results.json, as Gradescope's run_autograder does.")
+    scope_run = _add(actions, "gradescope-run", run_gradescope_run, "grade a Gradescope submission (as run_autograder does)")
     scope_run.add_argument("--root", type=Path, default=None, help="the autograder's root (default: $AUTOGRADER_ROOT or /autograder)")
 
 
@@ -256,10 +274,7 @@ def run_gradescope_run(args: argparse.Namespace) -> int:
 
 
 def add_times(actions: Actions) -> None:
-    times_ = add_action(actions, "times", run_times, help="run notebooks top to bottom at a scale; record their run times",
-                     description="Run each notebook top to bottom in a fresh kernel at the given scale, one at a time, "
-                     "and record its run time (and machine, date, first error) in data/homework/run-times.csv, which "
-                     "the book's instructor notes read. Run it on a quiet machine: the notebooks measure.")
+    times_ = _add(actions, "times", run_times, "run notebooks top to bottom at a scale; record their run times")
     times_.add_argument("notebooks", type=Path, nargs="*", metavar="NOTEBOOK",
                         help="the notebooks to run (default: every notebook in notebooks/)")
     times_.add_argument("--scale", choices=SCALES, default="quick", help="IOLAB_SCALE for the runs")
@@ -281,10 +296,7 @@ def run_times(args: argparse.Namespace) -> int:
 
 
 def add_solo(actions: Actions) -> None:
-    solo = add_action(actions, "solo", run_solo, help="print which of the notebooks need the machine to themselves",
-                   description="Print, on one line, those of the notebooks whose metadata says \"iolab\": {\"solo\": "
-                   "true}: they measure CPU scaling or throughput, or fill a per-user kernel limit, so `make test` runs "
-                   "them one at a time and the grader grades them alone (iolab.homework.batch.solo).")
+    solo = _add(actions, "solo", run_solo, "print which of the notebooks need the machine to themselves")
     solo.add_argument("notebooks", type=Path, nargs="*", metavar="NOTEBOOK")
 
 
