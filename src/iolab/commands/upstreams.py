@@ -7,7 +7,7 @@ import json
 import sys
 
 from iolab.commands.argtypes import duration, positive_int
-from iolab.commands.table import Subparsers
+from iolab.commands.table import Subparsers, add_with_examples
 
 EPILOG = """\
 The latency spec lists the upstream endpoints, called in turn (round robin):
@@ -43,14 +43,11 @@ def format_report(summary: dict) -> str:
 
 
 def add_upstreams(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "upstreams",
-        help="a service calling slow or failing upstreams: a thread pool (sync) vs an event loop (async)",
+    p = add_with_examples(
+        sub, "upstreams", EPILOG, "a service calling slow or failing upstreams: a thread pool (sync) vs an event loop (async)",
         description="Requests arrive at --rate; each calls one upstream endpoint (round robin) and the service "
         "reports source 001's figures: average rate and its standard deviation per second, and the latency "
         "it added on top of the upstream's own (overhead) from p0 to p100.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--rate", type=float, required=True, metavar="R", help="requests per second")
     p.add_argument("--num-req", "--num_req", type=positive_int, required=True, metavar="N", help="requests in all")
