@@ -35,7 +35,7 @@ import nbformat
 import pytest
 
 from iolab import servers
-from iolab.commands import build_parser, main
+from iolab.commands import CHAPTERS, build_parser, main
 from iolab.netlab import available, namespaces
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -159,6 +159,21 @@ def test_every_registered_command_is_invoked_by_some_test() -> None:
                for command, actions in commands.items() for action in sorted(actions) or [None]
                if (command, action) not in invoked]
     assert not missing, f"no test runs these commands: {missing}; call main([...]) on each in a test"
+
+
+# Chapters of book/ with no row in CHAPTERS yet, each with why.
+CHAPTERS_WITHOUT_A_ROW = {
+    13,  # added by the completion command
+}
+
+
+def test_every_chapter_of_the_book_has_a_row_of_commands() -> None:
+    chapters = {int(page.name[:2]) for page in (ROOT / "book").glob("[0-9][0-9]-*.md")}
+    assert len(chapters) >= 13, f"only chapters {sorted(chapters)} in book/: is ROOT the course?"
+    rows = {int(heading.split()[0]): adders for heading, adders in CHAPTERS if heading.split()[0].isdigit()}
+    assert all(rows.values()), "a chapter's row lists no command"
+    assert chapters - set(rows) == CHAPTERS_WITHOUT_A_ROW, "a chapter of book/ has no row in commands.CHAPTERS"
+    assert set(rows) <= chapters, "commands.CHAPTERS has a row for a chapter book/ does not have"
 
 
 def test_every_server_model_runs_the_conformance_suite() -> None:

@@ -7,14 +7,16 @@ or starts ``python -m iolab COMMAND``: the processes the kit starts have entry p
 (``python -m iolab.servers``, ``python -m iolab.load.worker``).
 
 A module per chapter's instruments or per group of tools, each with the ``add_*`` functions that
-register its commands (``CHAPTERS`` lists them for ``--help``, by chapter):
+register its commands (``CHAPTERS`` lists them for ``--help``, by chapter, a row for every chapter of
+``book/``):
 
 - the chapters, in the order of the course: ``processes`` (``costs``, ``cow``, ``julia``),
   ``blocking_io`` (``readiness``), ``sockets`` (``backlog``), ``prefork`` (``balance``),
   ``event_loop`` (``wordfreq``), ``asyncio_trio`` (``looplag``), ``upstreams``, ``locks``,
-  ``databases`` (``db``), ``c10k`` (``sleepers``), and chapter 12's ``netlab`` and ``networks``;
-- the tools every chapter uses: ``servers`` (``serve``), ``load``, ``attack`` (bad clients against a
-  server), ``tools`` (``guard``, ``machine``, ``ps``, ``compare``, ``claims``) and ``homework``;
+  ``databases`` (``db``), ``c10k`` (``sleepers``), chapter 11's ``load`` and ``compare`` (in
+  ``tools``), and chapter 12's ``netlab`` and ``networks``;
+- the tools every chapter uses: ``servers`` (``serve``), ``attack`` (bad clients against a
+  server), ``tools`` (``guard``, ``machine``, ``ps``, ``claims``) and ``homework``;
 - what the commands share: ``argtypes`` (argument types that refuse a bad number with a reason) and
   ``table`` (the registry's type, and one way to print a table).
 """
@@ -47,9 +49,8 @@ from iolab.commands.upstreams import add_upstreams
 # The commands as ``--help`` lists them: the tools first, then each chapter's instruments in the
 # order of the course.
 CHAPTERS: list[tuple[str, list[Callable[[Subparsers], None]]]] = [
-    ("tools: servers, load, process checks, comparisons, homework", [add_serve, add_load, add_attack, add_guard,
-                                                                     add_machine, add_ps, add_compare, add_claims,
-                                                                     add_homework]),
+    ("tools: servers, bad clients, process checks, claims, homework", [add_serve, add_attack, add_guard, add_machine,
+                                                                      add_ps, add_claims, add_homework]),
     ("1  processes and fork", [add_costs, add_cow, add_julia]),
     ("2  blocking and non-blocking I/O", [add_readiness]),
     ("3  sockets", [add_backlog]),
@@ -60,6 +61,8 @@ CHAPTERS: list[tuple[str, list[Callable[[Subparsers], None]]]] = [
     ("8  locking costs", [add_locks]),
     ("9  databases", [add_db]),
     ("10 the c10k shoot-out", [add_sleepers]),
+    # Every chapter measures with these two; chapter 11 is where they are explained, so they are listed there.
+    ("11 measuring servers", [add_load, add_compare]),
     ("12 slow clients and real networks", [add_netlab, add_networks]),
 ]
 

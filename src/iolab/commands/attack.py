@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from iolab.commands.argtypes import positive_int
-from iolab.commands.servers import seconds
-from iolab.commands.table import Subparsers
+from iolab.commands.argtypes import positive_int, seconds
+from iolab.commands.table import Subparsers, add_with_examples
 
 EPILOG = """\
 slowloris: each client trickles a request head, a byte every --byte-every-ms, and never ends it.
@@ -23,12 +22,8 @@ Example: python -m iolab attack slowloris --count 500 --seconds 10 127.0.0.1:800
 
 
 def add_attack(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "attack",
-        help="slow and hostile clients (slowloris, idle holders, slow readers) against a server",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_with_examples(sub, "attack", EPILOG,
+                          "slow and hostile clients (slowloris, idle holders, slow readers) against a server")
     p.add_argument("kind", choices=["slowloris", "idle", "slowread"])
     p.add_argument("--count", type=positive_int, default=100, metavar="N", help="connections (default 100)")
     p.add_argument("--seconds", type=seconds, default=10.0, metavar="S", help="how long, at most (default 10)")

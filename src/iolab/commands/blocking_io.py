@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from iolab.commands.table import Subparsers, print_table
+from iolab.commands.table import Subparsers, add_with_examples, print_table
 
 READINESS_EPILOG = """\
 Each point times select(0) from the selectors module while it watches N idle pipes and one ready
@@ -18,12 +18,8 @@ With --waiting, a child instead waits for messages on a pipe four ways (spinning
 
 
 def add_readiness(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "readiness",
-        help="cost of one select/poll/epoll wait vs descriptors watched; or CPU of spinning vs blocking",
-        epilog=READINESS_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_with_examples(sub, "readiness", READINESS_EPILOG,
+                          "cost of one select/poll/epoll wait vs descriptors watched; or CPU of spinning vs blocking")
     p.add_argument("--watched", type=int, nargs="+", default=[1, 10, 100, 300, 1000, 3000], metavar="N",
                    help="numbers of pipes to watch (default 1 10 100 300 1000 3000)")
     p.add_argument("--selectors", nargs="+", default=None, metavar="NAME", help="select, poll, epoll (default: all there are)")

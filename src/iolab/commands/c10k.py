@@ -5,15 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from iolab.commands.argtypes import non_negative_int
+from iolab.commands.argtypes import non_negative_int, seconds_between
 from iolab.commands.table import Subparsers
-
-
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not 0 <= value <= 3600:
-        raise argparse.ArgumentTypeError(f"{value} s: give 0 to 3600 s")
-    return value
 
 
 def add_sleepers(sub: Subparsers) -> None:
@@ -26,10 +19,11 @@ def add_sleepers(sub: Subparsers) -> None:
             "kernel.pid_max, ulimit -u, memory...). Modes pipe/socket block each sleeper in a read instead."
         ),
     )
-    # Written out, not read from iolab.topics.c10k, so that building the command line imports nothing.
+    # Written out, not read from iolab.topics.c10k.runtimes, whose programs (and hashlib, tempfile) would add
+    # about 13 ms to the 100 that `--help` spends importing; tests/commands/test_c10k.py holds it to RUNTIMES.
     p.add_argument("--runtime", required=True, choices=["threads", "asyncio", "trio", "go", "node", "ruby"])
     p.add_argument("--count", type=non_negative_int, default=10_000, help="sleepers (default 10,000)")
-    p.add_argument("--seconds", type=_seconds, default=10.0, help="how long each sleeps (default 10)")
+    p.add_argument("--seconds", type=seconds_between(0, 3600), default=10.0, help="how long each sleeps (default 10)")
     p.add_argument("--mode", choices=["sleep", "pipe", "socket", "fed"], default="sleep",
                    help="sleep (default), or block each in a read of a pipe / a socket that never gets data, "
                         "or (node) read a pipe kept full, as source 003's `yes | node` did")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from iolab.commands.table import Subparsers, print_table
+from iolab.commands.table import Subparsers, add_with_examples, print_table
 
 EPILOG = """\
 variants (source 002): 1 sync, new connection per request; 2 async, new connection per request;
@@ -16,12 +16,8 @@ unless IOLAB_DATABASE_URL names a server to use. Example:
 
 
 def add_db(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "db",
-        help="serve a catalog query six ways (source 002) against PostgreSQL and measure each",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_with_examples(sub, "db", EPILOG,
+                          "serve a catalog query six ways (source 002) against PostgreSQL and measure each")
     p.add_argument("--variants", default="1-6", help="which variants, e.g. 1-6 or 1,6 (default 1-6)")
     p.add_argument("--requests", type=int, default=2000, metavar="N", help="requests per variant (default 2000)")
     p.add_argument("--concurrency", type=int, default=5, metavar="C", help="closed-loop clients (default 5, as ab -c 5)")

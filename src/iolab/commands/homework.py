@@ -1,54 +1,115 @@
-"""``python -m iolab homework student|grade|times``: hand the notebooks out as homework, grade what comes back,
-and measure how long each notebook runs (the instructor notes quote it)."""
+"""``python -m iolab homework student|grade|ids|intake|gradescope|gradescope-run|times|solo``: hand the
+notebooks out as homework, grade what comes back, and measure how long each notebook runs (the
+instructor notes quote it).
+
+Each action is an ``add_*`` that builds its parser and a ``run_*`` that calls into
+:mod:`iolab.homework` and prints (otter's shape: the work is in the package, here only the words).
+A ``run_*`` refuses a bad setting with ``args.parser.error``, its own action's usage.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
-from iolab.commands.table import Subparsers
-from iolab.homework.intake import CANVAS_ID_COLUMNS
+from iolab.commands.table import Subparsers, add_action
+from iolab.homework.intake import CANVAS_ID_COLUMNS, Intake
 from iolab.kit.paths import COURSE_DATA
 from iolab.kit.scale import SCALES
 
 # The instructor notebooks: the course's own, next to its data/ folder.
 NOTEBOOKS = COURSE_DATA.parent / "notebooks"
 
+Actions = Subparsers  # the registry of the homework command's own actions
+
+# Each action's --help description, by action.
+DESCRIPTIONS = {
+    "student": (
+        "Write the student edition of every notebook: solutions stubbed, hidden tests and folded explanations "
+        "removed, predictions as questions."),
+    "grade": (
+        "Grade every SUBMISSIONS/<student>/*.ipynb against the instructor notebook of the same name, at "
+        "IOLAB_SCALE=quick with IOLAB_STUDENT=<student>, each submission in a sandbox (bubblewrap) and its "
+        "checks in a separate checker process. Writes the grades CSV (one row per student and exercise: student, "
+        "notebook, exercise, points, max_points, status, reason, seconds), SUBMISSIONS/gradebook.csv (Canvas's "
+        "import format), SUBMISSIONS/pass-rates.csv and SUBMISSIONS/feedback/<student>/<notebook>.md. A "
+        "submission that fails, hangs, tampers, lost a check or passed a cap (processes, memory, file size, its "
+        "folder, /tmp, output: the IOLAB_GRADE_* variables, see README) gets its rows with the reason; the batch "
+        "goes on, and the exit status is 0 once every submission has its rows."),
+    "ids": (
+        "Print, for each student id, the id they work with (IOLAB_STUDENT): the id and a token that only the "
+        "course secret (CHECKS/secret) makes, so that nobody can work out a student's numbers from the public "
+        "code."),
+    "intake": (
+        "Unpack the zip of submissions that Canvas or Moodle downloads into "
+        "SUBMISSIONS/<student id>/<notebook>.ipynb, using a roster: the course's CSV with columns id (the id "
+        "students work with), key (the LMS's user id, anonymous id or the name in its file names) and name, or Canvas's own gradebook "
+        "export (the course's id in --id-column). Files whose submitter is not in the roster go to "
+        "SUBMISSIONS/.unmatched/; a student's earlier uploads to SUBMISSIONS/.earlier/; a student's lone "
+        "notebook under another name is placed as the assignment's notebook. Exit status 2 when the roster names "
+        "nobody."),
+    "gradescope": (
+        "Write an autograder.zip (setup.sh, run_autograder, the kit, the lock and the instructor notebooks) that "
+        "grades the named notebooks on Gradescope, one test per exercise. Without NOTEBOOK, the package grades "
+        "any of the course's notebooks."),
+    "gradescope-run": (
+        "Grade ROOT/submission/*.ipynb against ROOT/source/notebooks and write ROOT/results/results.json, as "
+        "Gradescope's run_autograder does."),
+    "times": (
+        "Run each notebook top to bottom in a fresh kernel at the given scale, one at a time, and record its run "
+        "time (and machine, date, first error) in data/homework/run-times.csv, which the book's instructor notes "
+        "read. Run it on a quiet machine: the notebooks measure."),
+    "solo": (
+        "Print, on one line, those of the notebooks whose metadata says \"iolab\": {\"solo\": true}: they measure "
+        "CPU scaling or throughput, or fill a per-user kernel limit, so `make test` runs them one at a time and "
+        "the grader grades them alone (iolab.homework.batch.solo)."),
+}
+
+
+def _add(actions: Actions, name: str, run: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
+    """Register the action ``name``, with its line in ``--help`` and its description from ``DESCRIPTIONS``."""
+    return add_action(actions, name, run, help=help_, description=DESCRIPTIONS[name])
+
+
+def _notebooks_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
+
+
+def _checks_option(p: argparse.ArgumentParser, help_: str, required: bool = False) -> None:
+    p.add_argument("--checks", type=Path, default=None, required=required, metavar="DIR", help=help_)
+
 
 def add_homework(sub: Subparsers) -> None:
+    """Register ``python -m iolab homework`` and its actions."""
     p = sub.add_parser("homework", help="student editions of the notebooks; grade submitted ones into a CSV")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for add in (add_student, add_grade, add_ids, add_intake, add_gradescope, add_gradescope_run, add_times,
+                add_solo):
+        add(actions)
 
-    student = actions.add_parser("student", help="write the student edition of every notebook into OUT_DIR",
-                                 description="Write the student edition of every notebook: solutions stubbed, "
-                                 "hidden tests and folded explanations removed, predictions as questions.")
+
+def add_student(actions: Actions) -> None:
+    student = _add(actions, "student", run_student, "write the student edition of every notebook into OUT_DIR")
     student.add_argument("out_dir", type=Path, metavar="OUT_DIR")
-    student.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
+    _notebooks_option(student)
     student.add_argument("--force", action="store_true", help="replace notebooks in OUT_DIR that were changed (answers are lost)")
 
-    def run_student(args: argparse.Namespace) -> int:
-        from iolab.homework.editions import write_student_editions
 
-        written, kept = write_student_editions(args.notebooks, args.out_dir, force=args.force)
-        print(f"{len(written)} student notebooks in {args.out_dir.resolve()}")
-        if kept:
-            print(f"kept {len(kept)} notebooks that differ from their student edition (answers written in them, or an "
-                  f"older course's): {', '.join(p.name for p in kept)}; --force (make homework FORCE=1) replaces them")
-            return 1
-        return 0
+def run_student(args: argparse.Namespace) -> int:
+    from iolab.homework.editions import write_student_editions
 
-    student.set_defaults(run=run_student)
+    written, kept = write_student_editions(args.notebooks, args.out_dir, force=args.force)
+    print(f"{len(written)} student notebooks in {args.out_dir.resolve()}")
+    if kept:
+        print(f"kept {len(kept)} notebooks that differ from their student edition (answers written in them, or an "
+              f"older course's): {', '.join(p.name for p in kept)}; --force (make homework FORCE=1) replaces them")
+        return 1
+    return 0
 
-    grade = actions.add_parser("grade", help="grade SUBMISSIONS/<student>/*.ipynb into a CSV, a gradebook and feedback",
-                               description="Grade every SUBMISSIONS/<student>/*.ipynb against the instructor notebook "
-                               "of the same name, at IOLAB_SCALE=quick with IOLAB_STUDENT=<student>, each submission in "
-                               "a sandbox (bubblewrap) and its checks in a separate checker process. Writes the grades "
-                               "CSV (one row per student and exercise: student, notebook, exercise, points, max_points, "
-                               "status, reason, seconds), SUBMISSIONS/gradebook.csv (Canvas's import format), "
-                               "SUBMISSIONS/pass-rates.csv and SUBMISSIONS/feedback/<student>/<notebook>.md. A submission "
-                               "that fails, hangs, tampers, lost a check or passed a cap (processes, memory, file size, its "
-                               "folder, /tmp, output: the IOLAB_GRADE_* variables, see README) gets its rows with the "
-                               "reason; the batch goes on, and the exit status is 0 once every submission has its rows.")
+
+def add_grade(actions: Actions) -> None:
+    grade = _add(actions, "grade", run_grade, "grade SUBMISSIONS/<student>/*.ipynb into a CSV, a gradebook and feedback")
     grade.add_argument("submissions", type=Path, metavar="SUBMISSIONS", help="one folder per student, named by id")
     grade.add_argument("--out", type=Path, default=None, help="the CSV to write (default: SUBMISSIONS/grades.csv)")
     grade.add_argument("--timeout", type=float, default=None, metavar="S",
@@ -72,101 +133,52 @@ def add_homework(sub: Subparsers) -> None:
     grade.add_argument("--total", action=argparse.BooleanOptionalAction, default=None,
                        help="a Total column in gradebook.csv (default: only without a Canvas gradebook export, "
                        "since Canvas makes an unknown column a new assignment)")
-    grade.add_argument("--checks", type=Path, default=None, metavar="DIR",
-                       help="the instructor's own checks and course secret, outside the repository (see iolab.homework.private)")
-    grade.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
+    _checks_option(grade, "the instructor's own checks and course secret, outside the repository (see iolab.homework.private)")
+    _notebooks_option(grade)
 
-    def run_grade(args: argparse.Namespace) -> int:
-        import pandas as pd
 
-        from iolab.homework import batch, caps, grading, intake, private, reports, sandbox
+def run_grade(args: argparse.Namespace) -> int:
+    from iolab.homework import classes, sandbox
 
-        if args.checks is not None:
-            if not args.checks.is_dir():
-                grade.error(f"--checks {args.checks}: no such folder")
-            for problem in private.problems(args.checks, args.notebooks):  # now, not once per submission
-                grade.error(problem)
+    try:
+        plan = classes.prepare(args.submissions, args.notebooks, checks=args.checks, time_limit=args.timeout,
+                               whole=args.whole, sandboxed=not args.no_sandbox, release_hidden=args.release_hidden,
+                               jobs=args.jobs, out=args.out, names=args.names, canvas_gradebook=args.canvas_gradebook,
+                               canvas_assignments=args.canvas_assignment, total=args.total)
+    except classes.SettingRefused as exc:
+        args.parser.error(str(exc))
+    except sandbox.SandboxMissing as exc:
+        print(f"not grading: {exc}")
+        return 2
+    print("\n".join(plan.announce()), flush=True)
+    summary = classes.grade_class(plan)
+    if not summary.rows:
+        print(f"no notebooks found in {args.submissions}/<student>/")
+        return 1
+    print("\n".join(summary.lines()))
+    return 0
 
-        if not args.submissions.is_dir():
-            grade.error(f"{args.submissions} is not a folder (it should hold one folder per student)")
-        if not args.no_sandbox:
-            try:
-                sandbox.check()
-            except sandbox.SandboxMissing as exc:
-                print(f"not grading: {exc}")
-                return 2
-        try:
-            held_to = caps.Caps.from_env()  # read again by each grading process: a typo fails here, once
-        except ValueError as exc:
-            grade.error(str(exc))
-        time_limit = args.timeout if args.timeout is not None else grading.DEFAULT_TIME_LIMIT
-        options = grading.GradingOptions(time_limit=time_limit, whole=args.whole,
-                                         sandbox="none" if args.no_sandbox else "bwrap",
-                                         release_hidden=args.release_hidden,
-                                         private=str(args.checks.resolve()) if args.checks else None)
-        out = args.out or args.submissions / "grades.csv"
-        canvas = args.canvas_gradebook or args.submissions / intake.CANVAS_GRADEBOOK
-        if args.canvas_gradebook is not None and not canvas.is_file():
-            grade.error(f"--canvas-gradebook {canvas}: no such file")
-        assignments = reports.canvas_assignments(canvas) if canvas.is_file() else None
-        chosen = dict(pair.split("=", 1) for pair in args.canvas_assignment if "=" in pair)
-        if assignments is not None:
-            try:  # now, not after an hour of grading
-                reports.assignment_columns({p.name for _, p in batch.submissions(args.submissions)}, assignments, chosen)
-            except ValueError as exc:
-                grade.error(f"{exc} (the columns of {canvas})")
-        print(batch.progress(*batch.plan(args.submissions, args.notebooks, args.jobs), args.jobs) + ", "
-              + ("without a sandbox" if args.no_sandbox else "each in a sandbox"), flush=True)
-        print(f"each held to {held_to.summary()} ({caps.enforcement()})", flush=True)
-        rows = batch.write_csv(batch.grade_folder(args.submissions, args.notebooks, options, args.jobs), out)
-        if not rows:
-            print(f"no notebooks found in {args.submissions}/<student>/")
-            return 1
-        names_csv = args.names or (args.submissions / intake.NAMES)  # written by `homework intake`
-        people = intake.read_people(names_csv) if names_csv.is_file() else None
-        columns = None
-        if assignments is not None:
-            columns = reports.assignment_columns({r.notebook for r in rows if r.exercise}, assignments, chosen)
-            print("Canvas columns: " + ", ".join(f"{stem} -> {column} ({assignments[column] or '?'} points in Canvas)"
-                                                 for stem, column in columns.items()))
-        paths = reports.write_reports(rows, args.submissions, people, args.release_hidden, columns, args.total)
-        table = pd.DataFrame(rows).groupby(["student", "notebook"])[["points", "max_points", "seconds"]].sum()
-        print(table.round(1).to_string())
-        print(f"grades: {out.resolve()}")
-        for kind, path in paths.items():
-            print(f"{kind}: {path.resolve()}")
-        return 0
 
-    grade.set_defaults(run=run_grade)
-
-    ids = actions.add_parser("ids", help="the ids to hand students when the course has a secret",
-                             description="Print, for each student id, the id they work with (IOLAB_STUDENT): the id "
-                             "and a token that only the course secret (CHECKS/secret) makes, so that nobody can work "
-                             "out a student's numbers from the public code.")
+def add_ids(actions: Actions) -> None:
+    ids = _add(actions, "ids", run_ids, "the ids to hand students when the course has a secret")
     ids.add_argument("students", nargs="+", metavar="ID")
-    ids.add_argument("--checks", type=Path, required=True, metavar="DIR", help="the folder that holds the secret")
+    _checks_option(ids, "the folder that holds the secret", required=True)
 
-    def run_ids(args: argparse.Namespace) -> int:
-        from iolab.homework import private
-        from iolab.kit import student as students
 
-        secret = private.read_secret(args.checks)
-        if secret is None:
-            ids.error(f"no secret in {args.checks / private.SECRET}: write one line of random text there first")
-        for name in args.students:
-            print(f"{name},{students.with_token(name, secret)}")
-        return 0
+def run_ids(args: argparse.Namespace) -> int:
+    from iolab.homework import private
+    from iolab.kit import student as students
 
-    ids.set_defaults(run=run_ids)
+    secret = private.read_secret(args.checks)
+    if secret is None:
+        args.parser.error(f"no secret in {args.checks / private.SECRET}: write one line of random text there first")
+    for name in args.students:
+        print(f"{name},{students.with_token(name, secret)}")
+    return 0
 
-    take = actions.add_parser("intake", help="unpack an LMS's zip of submissions into SUBMISSIONS/<student id>/",
-                              description="Unpack the zip of submissions that Canvas or Moodle downloads into "
-                              "SUBMISSIONS/<student id>/<notebook>.ipynb, using a roster: the course's CSV with columns "
-                              "id (the id students work with), key (the LMS's user id, anonymous id or the name in its "
-                              "file names) and name, or Canvas's own gradebook export (the course's id in --id-column). "
-                              "Files whose submitter is not in the roster go to SUBMISSIONS/.unmatched/; a student's "
-                              "earlier uploads to SUBMISSIONS/.earlier/; a student's lone notebook under another name "
-                              "is placed as the assignment's notebook. Exit status 2 when the roster names nobody.")
+
+def add_intake(actions: Actions) -> None:
+    take = _add(actions, "intake", run_intake, "unpack an LMS's zip of submissions into SUBMISSIONS/<student id>/")
     take.add_argument("archive", type=Path, metavar="ZIP")
     take.add_argument("--roster", type=Path, required=True,
                       help="CSV with columns id, key[, name], or Canvas's gradebook export")
@@ -176,112 +188,120 @@ def add_homework(sub: Subparsers) -> None:
                       help="the notebook a lone notebook under another name is graded as (default: the one course "
                       "notebook the other uploads name)")
     take.add_argument("--out", type=Path, required=True, metavar="SUBMISSIONS")
-    take.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
+    _notebooks_option(take)
 
-    def run_intake(args: argparse.Namespace) -> int:
-        import shutil
 
-        from iolab.homework import intake
+def run_intake(args: argparse.Namespace) -> int:
+    import shutil
 
-        assignment = f"{args.assignment.removesuffix('.ipynb')}.ipynb" if args.assignment else None
-        notebooks = {p.name for p in args.notebooks.glob("*.ipynb")}
-        if assignment and assignment not in notebooks:
-            take.error(f"--assignment {args.assignment}: no such notebook in {args.notebooks}")
-        try:
-            done = intake.intake(args.archive, args.roster, args.out, notebooks, assignment=assignment,
-                                 id_column=args.id_column)
-        except intake.RosterError as exc:
-            print(f"not unpacked: {exc}")
-            return 2
-        except ValueError as exc:  # an IOLAB_INTAKE_* cap that is not a number
-            take.error(str(exc))
-        roster = done.roster
-        assert roster is not None
-        print(f"roster: {args.roster} read as a {roster.kind}: columns {', '.join(roster.used)} used"
-              + (f"; no {', '.join(roster.lacking)} (left empty in gradebook.csv)" if roster.lacking else ""))
-        if roster.kind == "Canvas gradebook export":  # kept for `homework grade`: its assignment columns
-            shutil.copyfile(args.roster, args.out / intake.CANVAS_GRADEBOOK)
-            print(f"kept as {args.out / intake.CANVAS_GRADEBOOK}: `homework grade` titles gradebook.csv's columns "
-                  "as its assignments")
-        print(f"{sum(map(len, done.placed.values()))} notebooks of {len(done.placed)} students in {args.out.resolve()}")
-        for student, uploaded, graded in done.renamed:
-            print(f"{student}'s only notebook, {uploaded}, placed as {graded}")
-        for name in done.unmatched:
-            print(f"not in the roster, kept in {args.out / '.unmatched'}: {name}")
-        if done.refused:
-            print(f"{len(done.refused)} files refused, not placed: "
-                  + "; ".join(f"{name} ({why})" for name, why in done.refused))
-        if done.earlier:
-            print(f"{sum(map(len, done.earlier.values()))} earlier uploads of {len(done.earlier)} students kept in "
-                  f"{args.out / '.earlier'} (the latest upload is graded): "
-                  + ", ".join(f"{student} ({len(paths)})" for student, paths in sorted(done.earlier.items())))
-        missing = sorted(set(done.names) - set(done.placed))
-        if missing:
-            print(f"no submission from {len(missing)} students in the roster: {', '.join(missing)}")
-        return 0
+    from iolab.homework import intake
 
-    take.set_defaults(run=run_intake)
+    assignment = f"{args.assignment.removesuffix('.ipynb')}.ipynb" if args.assignment else None
+    notebooks = {p.name for p in args.notebooks.glob("*.ipynb")}
+    if assignment and assignment not in notebooks:
+        args.parser.error(f"--assignment {args.assignment}: no such notebook in {args.notebooks}")
+    try:
+        done = intake.intake(args.archive, args.roster, args.out, notebooks, assignment=assignment,
+                             id_column=args.id_column)
+    except intake.RosterError as exc:
+        print(f"not unpacked: {exc}")
+        return 2
+    except ValueError as exc:  # an IOLAB_INTAKE_* cap that is not a number
+        args.parser.error(str(exc))
+    roster = done.roster
+    assert roster is not None
+    print(f"roster: {args.roster} read as a {roster.kind}: columns {', '.join(roster.used)} used"
+          + (f"; no {', '.join(roster.lacking)} (left empty in gradebook.csv)" if roster.lacking else ""))
+    if roster.kind == "Canvas gradebook export":  # kept for `homework grade`: its assignment columns
+        shutil.copyfile(args.roster, args.out / intake.CANVAS_GRADEBOOK)
+        print(f"kept as {args.out / intake.CANVAS_GRADEBOOK}: `homework grade` titles gradebook.csv's columns "
+              "as its assignments")
+    print("\n".join(_placed(done, args.out)))
+    return 0
 
-    scope = actions.add_parser("gradescope", help="an autograder.zip in Gradescope's format for one notebook or all",
-                               description="Write an autograder.zip (setup.sh, run_autograder, the kit, the lock and the "
-                               "instructor notebooks) that grades the named notebooks on Gradescope, one test per "
-                               "exercise. Without NOTEBOOK, the package grades any of the course's notebooks.")
+
+def _placed(done: Intake, out: Path) -> list[str]:
+    """Where intake put the notebooks in ``out``, and what it did not place, as lines."""
+    lines = [f"{sum(map(len, done.placed.values()))} notebooks of {len(done.placed)} students in {out.resolve()}"]
+    lines += [f"{student}'s only notebook, {uploaded}, placed as {graded}" for student, uploaded, graded in done.renamed]
+    lines += [f"not in the roster, kept in {out / '.unmatched'}: {name}" for name in done.unmatched]
+    if done.refused:
+        lines.append(f"{len(done.refused)} files refused, not placed: "
+                     + "; ".join(f"{name} ({why})" for name, why in done.refused))
+    if done.earlier:
+        lines.append(f"{sum(map(len, done.earlier.values()))} earlier uploads of {len(done.earlier)} students kept in "
+                     f"{out / '.earlier'} (the latest upload is graded): "
+                     + ", ".join(f"{student} ({len(paths)})" for student, paths in sorted(done.earlier.items())))
+    missing = sorted(set(done.names) - set(done.placed))
+    if missing:
+        lines.append(f"no submission from {len(missing)} students in the roster: {', '.join(missing)}")
+    return lines
+
+
+def add_gradescope(actions: Actions) -> None:
+    scope = _add(actions, "gradescope", run_gradescope, "an autograder.zip in Gradescope's format for one notebook or all")
     scope.add_argument("notebook", nargs="*", metavar="NOTEBOOK", help="a notebook's stem, e.g. 02-blocking")
     scope.add_argument("--out", type=Path, default=Path("_build/gradescope"), help="folder for the package (default: %(default)s)")
-    scope.add_argument("--checks", type=Path, default=None, metavar="DIR",
-                       help="the instructor's own checks and course secret, packed in as private/")
-    scope.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the instructor notebooks (default: %(default)s)")
+    _checks_option(scope, "the instructor's own checks and course secret, packed in as private/")
+    _notebooks_option(scope)
 
-    def run_gradescope(args: argparse.Namespace) -> int:
-        from iolab.homework import gradescope
 
-        paths = [args.notebooks / f"{stem.removesuffix('.ipynb')}.ipynb" for stem in args.notebook]
-        unknown = [p.stem for p in paths if not p.is_file()]
-        if unknown:
-            scope.error(f"no notebook called {', '.join(unknown)} in {args.notebooks}")
-        paths = paths or sorted(args.notebooks.glob("*.ipynb"))
-        name = paths[0].stem if len(args.notebook) == 1 else "all" if not args.notebook else "-".join(p.stem[:2] for p in paths)
-        out = gradescope.build_package(paths, args.out / name / "autograder.zip", args.checks)
-        print(f"autograder for {len(paths)} notebook{'s' * (len(paths) > 1)}: {out.resolve()}")
-        return 0
+def run_gradescope(args: argparse.Namespace) -> int:
+    from iolab.homework import gradescope
 
-    scope.set_defaults(run=run_gradescope)
+    paths = [args.notebooks / f"{stem.removesuffix('.ipynb')}.ipynb" for stem in args.notebook]
+    unknown = [p.stem for p in paths if not p.is_file()]
+    if unknown:
+        args.parser.error(f"no notebook called {', '.join(unknown)} in {args.notebooks}")
+    paths = paths or sorted(args.notebooks.glob("*.ipynb"))
+    name = paths[0].stem if len(args.notebook) == 1 else "all" if not args.notebook else "-".join(p.stem[:2] for p in paths)
+    out = gradescope.build_package(paths, args.out / name / "autograder.zip", args.checks)
+    print(f"autograder for {len(paths)} notebook{'s' * (len(paths) > 1)}: {out.resolve()}")
+    return 0
 
-    scope_run = actions.add_parser("gradescope-run", help="grade a Gradescope submission (as run_autograder does)",
-                                   description="Grade ROOT/submission/*.ipynb against ROOT/source/notebooks and write "
-                                   "ROOT/results/results.json, as Gradescope's run_autograder does.")
+
+def add_gradescope_run(actions: Actions) -> None:
+    scope_run = _add(actions, "gradescope-run", run_gradescope_run, "grade a Gradescope submission (as run_autograder does)")
     scope_run.add_argument("--root", type=Path, default=None, help="the autograder's root (default: $AUTOGRADER_ROOT or /autograder)")
 
-    def run_scope_run(args: argparse.Namespace) -> int:
-        from iolab.homework import gradescope
 
-        out = gradescope.run(args.root or gradescope.DEFAULT_ROOT)
-        print(f"results: {out}")
-        return 0
+def run_gradescope_run(args: argparse.Namespace) -> int:
+    from iolab.homework import gradescope
 
-    scope_run.set_defaults(run=run_scope_run)
+    out = gradescope.run(args.root or gradescope.DEFAULT_ROOT)
+    print(f"results: {out}")
+    return 0
 
-    times_ = actions.add_parser("times", help="run notebooks top to bottom at a scale; record their run times",
-                                description="Run each notebook top to bottom in a fresh kernel at the given scale, one "
-                                "at a time, and record its run time (and machine, date, first error) in "
-                                "data/homework/run-times.csv, which the book's instructor notes read. Run it on a "
-                                "quiet machine: the notebooks measure.")
+
+def add_times(actions: Actions) -> None:
+    times_ = _add(actions, "times", run_times, "run notebooks top to bottom at a scale; record their run times")
     times_.add_argument("notebooks", type=Path, nargs="*", metavar="NOTEBOOK",
                         help="the notebooks to run (default: every notebook in notebooks/)")
     times_.add_argument("--scale", choices=SCALES, default="quick", help="IOLAB_SCALE for the runs")
 
-    def run_times(args: argparse.Namespace) -> int:
-        from iolab.homework import times
 
-        paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
-        runs = []
-        for k, path in enumerate(paths, 1):
-            print(f"[{k}/{len(paths)}] {path.name} at {args.scale} scale ...", end=" ", flush=True)
-            run = times.measure(path, args.scale)
-            print(f"{run.seconds:.0f} s" + (f" (failed: {run.error})" if run.error else ""), flush=True)
-            runs.append(run)
-        times.record(runs)
-        print(f"run times: {times.RUN_TIMES}")
-        return 1 if any(r.error for r in runs) else 0
+def run_times(args: argparse.Namespace) -> int:
+    from iolab.homework import times
 
-    times_.set_defaults(run=run_times)
+    paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    runs = []
+    for k, path in enumerate(paths, 1):
+        print(f"[{k}/{len(paths)}] {path.name} at {args.scale} scale ...", end=" ", flush=True)
+        run = times.measure(path, args.scale)
+        print(f"{run.seconds:.0f} s" + (f" (failed: {run.error})" if run.error else ""), flush=True)
+        runs.append(run)
+    times.record(runs)
+    print(f"run times: {times.RUN_TIMES}")
+    return 1 if any(r.error for r in runs) else 0
+
+
+def add_solo(actions: Actions) -> None:
+    solo = _add(actions, "solo", run_solo, "print which of the notebooks need the machine to themselves")
+    solo.add_argument("notebooks", type=Path, nargs="*", metavar="NOTEBOOK")
+
+
+def run_solo(args: argparse.Namespace) -> int:
+    from iolab.homework.batch import solo
+
+    print(" ".join(str(path) for path in args.notebooks if solo(path)))
+    return 0

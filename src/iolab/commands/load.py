@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from iolab.commands.table import Subparsers
+from iolab.commands.table import Subparsers, add_with_examples
 from iolab.load.model import DEFAULT_POOL, LoadResult, LoadSpec
 
 EPILOG = """\
@@ -65,12 +65,8 @@ def _latency_table(result: LoadResult) -> str:
 
 
 def add_load(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "load",
-        help="generate HTTP load: N clients (closed loop) or R requests/s (open loop)",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_with_examples(sub, "load", EPILOG,
+                          "generate HTTP load: N clients (closed loop) or R requests/s (open loop)")
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--rate", type=float, metavar="R", help="open loop: R requests per second")
     how.add_argument("--connections", type=int, metavar="C", help="closed loop: C concurrent clients")

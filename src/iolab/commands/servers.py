@@ -5,20 +5,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from iolab.commands.argtypes import positive_int
+from iolab.commands.argtypes import positive_int, seconds
 from iolab.commands.table import Subparsers
 from iolab.kit.sockets import BACKLOG, HOST, LAB_NETWORK
 # The registry itself: importing it loads no server module (``Model.module`` is imported only to
 # run one), so listing the models here keeps ``--help`` fast.
 from iolab.servers import MODELS, Options, run
-
-
-def seconds(text: str) -> float:
-    """``text`` as a duration in seconds, above 0 (for timeouts)."""
-    value = float(text)
-    if not value > 0:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
-    return value
 
 
 def add_serve(sub: Subparsers) -> None:

@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from iolab.commands.argtypes import positive_int
-from iolab.commands.table import Subparsers
+from iolab.commands.argtypes import duration, positive_int
+from iolab.commands.table import Subparsers, add_with_examples
 
 EPILOG = """\
 The latency spec lists the upstream endpoints, called in turn (round robin):
@@ -22,15 +22,6 @@ Examples:
   python -m iolab upstreams --rate 1000 --num-req 5000 --latency "20ms*9,hang" --timeout 0.1 sync --threads 50
 Run the upstreams alone (to poke them with curl): python -m iolab.topics.upstreams.endpoints "20ms*9,hang"
 """
-
-
-def _seconds(text: str) -> float:
-    from iolab.topics.upstreams.spec import parse_duration
-
-    try:
-        return float(text) if text.replace(".", "", 1).isdigit() else parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def format_report(summary: dict) -> str:
@@ -52,20 +43,17 @@ def format_report(summary: dict) -> str:
 
 
 def add_upstreams(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "upstreams",
-        help="a service calling slow or failing upstreams: a thread pool (sync) vs an event loop (async)",
+    p = add_with_examples(
+        sub, "upstreams", EPILOG, "a service calling slow or failing upstreams: a thread pool (sync) vs an event loop (async)",
         description="Requests arrive at --rate; each calls one upstream endpoint (round robin) and the service "
         "reports source 001's figures: average rate and its standard deviation per second, and the latency "
         "it added on top of the upstream's own (overhead) from p0 to p100.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--rate", type=float, required=True, metavar="R", help="requests per second")
     p.add_argument("--num-req", "--num_req", type=positive_int, required=True, metavar="N", help="requests in all")
     p.add_argument("--latency", required=True, metavar="SPEC", help='the upstreams, e.g. "20ms*9,30s" (see below)')
-    p.add_argument("--timeout", type=_seconds, metavar="S", help="client timeout per upstream call (default: none)")
-    p.add_argument("--late", type=_seconds, default=1.0, metavar="S", help="answers this slow count as failed (default 1 s, as in the source)")
+    p.add_argument("--timeout", type=duration, metavar="S", help="client timeout per upstream call (default: none)")
+    p.add_argument("--late", type=duration, default=1.0, metavar="S", help="answers this slow count as failed (default 1 s, as in the source)")
     p.add_argument("--max-seconds", type=float, default=120.0, metavar="S", help="stop the run after S seconds (default 120)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     models = p.add_subparsers(dest="model", required=True, metavar="MODEL")

@@ -250,6 +250,17 @@ def _judge(report: protocol.Report, exit_code: int | None, stopped_for: str | No
     return "completed", None
 
 
+def _unrunnable(runtime: str, count: int, seconds: float, mode: str, gc: bool) -> str | None:
+    """Why ``runtime`` cannot run here (its tool is missing), or None; ``ValueError`` for a request that
+    makes no sense anywhere (an unknown runtime or mode, a negative count)."""
+    if runtime not in RUNTIMES:
+        raise ValueError(f"unknown runtime {runtime!r}; the runtimes are: {', '.join(RUNTIMES)}")
+    RUNTIMES[runtime].check(mode, gc)
+    if count < 0 or seconds < 0:
+        raise ValueError("count and seconds must not be negative")
+    return RUNTIMES[runtime].missing()
+
+
 def run(
     runtime: str,
     count: int,
@@ -274,12 +285,7 @@ def run(
     (``GOMAXPROCS``, ``UV_THREADPOOL_SIZE``...).
     ``gc=False`` runs a Python program with its cyclic garbage collector switched off.
     """
-    if runtime not in RUNTIMES:
-        raise ValueError(f"unknown runtime {runtime!r}; the runtimes are: {', '.join(RUNTIMES)}")
-    RUNTIMES[runtime].check(mode, gc)
-    if count < 0 or seconds < 0:
-        raise ValueError("count and seconds must not be negative")
-    if reason := RUNTIMES[runtime].missing():
+    if reason := _unrunnable(runtime, count, seconds, mode, gc):
         return ProgramRun(runtime, mode, count, seconds, "skipped", error=reason)
     machine = limits.machine_limits()
     if address_space_mb is not None:  # the launcher sets it in the child: judge the child by it
@@ -305,20 +311,11 @@ def run(
     report = protocol.parse_output(lines)
     status, error = _judge(report, exit_code, stopped_for, mode, machine, _peak_reading(watch), "\n".join(lines))
     return ProgramRun(
-        runtime, mode, count, seconds, status,
-        started=report.started,
-        completed=None if mode in BLOCKED_MODES else report.completed,
-        wall_s=wall_s,
-        ready_s=out.marks.get("READY"),
-        peak_rss_mb=watch.peak("rss_mb"),
-        peak_kernel_mb=watch.peak("kernel_mb"),
-        max_os_threads=int(watch.peak("os_threads")),
-        max_maps=int(watch.peak("maps")),
-        exit_code=exit_code,
-        error=error,
-        gc=gc,
-        gc_s=(report.done or {}).get("gc_s"),
-        marks=phases.since(report.done, watch.start),
+        runtime, mode, count, seconds, status, started=report.started,
+        completed=None if mode in BLOCKED_MODES else report.completed, wall_s=wall_s, ready_s=out.marks.get("READY"),
+        peak_rss_mb=watch.peak("rss_mb"), peak_kernel_mb=watch.peak("kernel_mb"),
+        max_os_threads=int(watch.peak("os_threads")), max_maps=int(watch.peak("maps")), exit_code=exit_code,
+        error=error, gc=gc, gc_s=(report.done or {}).get("gc_s"), marks=phases.since(report.done, watch.start),
         samples=watch.samples,
     )
 

@@ -1,0 +1,139 @@
+"""Grade a class from start to end, as ``python -m iolab homework grade`` does: check the settings
+(:func:`prepare`), grade every submission into the grades CSV (``batch``), write the gradebook, pass
+rates and feedback (``reports``), and sum each student's points per notebook (:func:`grade_class`).
+
+A setting that cannot work is refused before the first submission runs, not after an hour of
+grading: a folder of private checks that names no check cell, a Canvas export whose columns fit no
+notebook, a cap that is not a number (:class:`SettingRefused`, whose message names the flag), or no working
+sandbox (``sandbox.SandboxMissing``, whose message says what to install).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from iolab.homework import batch, caps, grading, intake, private, reports, sandbox
+
+
+class SettingRefused(ValueError):
+    """A setting of the class's grading that cannot work; the message names it (by its flag)."""
+
+
+@dataclass(frozen=True)
+class ClassGrading:
+    """A class's grading, its settings checked: what to grade, how, and where the results go."""
+
+    submissions: Path  # one folder per student, named by id
+    notebooks: Path  # the instructor notebooks
+    options: grading.GradingOptions
+    jobs: int
+    out: Path  # the grades CSV
+    held_to: caps.Caps
+    names: Path  # names.csv of the roster, read if it is there
+    assignments: dict[str, str] | None = None  # a Canvas export's assignment columns, with points possible
+    chosen: dict[str, str] = field(default_factory=dict)  # notebook stem -> its Canvas assignment
+    total: bool | None = None  # a Total column in gradebook.csv (None: only without a Canvas export)
+
+    def announce(self) -> list[str]:
+        """What is about to happen, in two lines: how many at a time, in which sandbox, under which caps."""
+        where = "without a sandbox" if self.options.sandbox == "none" else "each in a sandbox"
+        return [batch.progress(*batch.plan(self.submissions, self.notebooks, self.jobs), self.jobs) + ", " + where,
+                f"each held to {self.held_to.summary()} ({caps.enforcement()})"]
+
+
+@dataclass(frozen=True)
+class GradeSummary:
+    """What grading a class wrote: the rows (none if no notebook was found) and the files, with the totals."""
+
+    rows: list[grading.Row]
+    out: Path  # the grades CSV
+    columns: dict[str, str] | None = None  # notebook stem -> Canvas assignment column
+    assignments: dict[str, str] | None = None  # Canvas column -> its points possible
+    reports: dict[str, Path] = field(default_factory=dict)  # gradebook, pass rates, feedback
+    table: Any = None  # a DataFrame: points, max_points and seconds per student and notebook
+
+    def lines(self) -> list[str]:
+        """The summary as the command prints it: the Canvas columns, the totals, and where each file is."""
+        lines = []
+        if self.columns is not None and self.assignments is not None:
+            lines.append("Canvas columns: " + ", ".join(
+                f"{stem} -> {column} ({self.assignments[column] or '?'} points in Canvas)"
+                for stem, column in self.columns.items()))
+        if self.table is not None:
+            lines.append(self.table.round(1).to_string())
+        lines.append(f"grades: {self.out.resolve()}")
+        return lines + [f"{kind}: {path.resolve()}" for kind, path in self.reports.items()]
+
+
+def _check_private(checks: Path, notebooks: Path) -> None:
+    """:class:`SettingRefused` if ``checks`` is no folder or names a check cell no instructor notebook has."""
+    if not checks.is_dir():
+        raise SettingRefused(f"--checks {checks}: no such folder")
+    problems = private.problems(checks, notebooks)  # now, not once per submission
+    if problems:
+        raise SettingRefused(problems[0])
+
+
+def _canvas(submissions: Path, canvas_gradebook: Path | None,
+            chosen: dict[str, str]) -> dict[str, str] | None:
+    """The assignment columns of the Canvas export (given, or kept by intake), checked against the
+    submitted notebooks' names; None without an export."""
+    canvas = canvas_gradebook or submissions / intake.CANVAS_GRADEBOOK
+    if canvas_gradebook is not None and not canvas.is_file():
+        raise SettingRefused(f"--canvas-gradebook {canvas}: no such file")
+    if not canvas.is_file():
+        return None
+    assignments = reports.canvas_assignments(canvas)
+    try:  # now, not after an hour of grading
+        reports.assignment_columns({p.name for _, p in batch.submissions(submissions)}, assignments, chosen)
+    except ValueError as exc:
+        raise SettingRefused(f"{exc} (the columns of {canvas})") from None
+    return assignments
+
+
+def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, time_limit: float | None = None,
+            whole: bool = False, sandboxed: bool = True, release_hidden: bool = False, jobs: int = 1,
+            out: Path | None = None, names: Path | None = None, canvas_gradebook: Path | None = None,
+            canvas_assignments: Iterable[str] = (), total: bool | None = None) -> ClassGrading:
+    """The grading of the class in ``submissions`` with these settings (the command's flags), checked.
+
+    :class:`SettingRefused` for a setting that cannot work, ``sandbox.SandboxMissing`` when ``sandboxed`` and
+    bubblewrap cannot run here. ``out`` defaults to ``SUBMISSIONS/grades.csv``, ``names`` to the
+    ``names.csv`` that ``homework intake`` writes, ``canvas_gradebook`` to the export intake keeps.
+    """
+    if checks is not None:
+        _check_private(checks, notebooks)
+    if not submissions.is_dir():
+        raise SettingRefused(f"{submissions} is not a folder (it should hold one folder per student)")
+    if sandboxed:
+        sandbox.check()
+    try:
+        held_to = caps.Caps.from_env()  # read again by each grading process: a typo fails here, once
+    except ValueError as exc:
+        raise SettingRefused(str(exc)) from None
+    options = grading.GradingOptions(time_limit=grading.DEFAULT_TIME_LIMIT if time_limit is None else time_limit,
+                                     whole=whole, sandbox="bwrap" if sandboxed else "none",
+                                     release_hidden=release_hidden, private=str(checks.resolve()) if checks else None)
+    chosen = dict(pair.split("=", 1) for pair in canvas_assignments if "=" in pair)
+    return ClassGrading(submissions, notebooks, options, jobs, out or submissions / "grades.csv", held_to,
+                        names or submissions / intake.NAMES, _canvas(submissions, canvas_gradebook, chosen),
+                        chosen, total)
+
+
+def grade_class(plan: ClassGrading) -> GradeSummary:
+    """Grade every submission of ``plan`` into its grades CSV, then write the reports beside the submissions."""
+    rows = batch.write_csv(batch.grade_folder(plan.submissions, plan.notebooks, plan.options, plan.jobs), plan.out)
+    if not rows:
+        return GradeSummary(rows, plan.out)
+    people = intake.read_people(plan.names) if plan.names.is_file() else None
+    columns = None
+    if plan.assignments is not None:
+        columns = reports.assignment_columns({r.notebook for r in rows if r.exercise}, plan.assignments, plan.chosen)
+    paths = reports.write_reports(rows, plan.submissions, people, plan.options.release_hidden, columns, plan.total)
+    table = pd.DataFrame(rows).groupby(["student", "notebook"])[["points", "max_points", "seconds"]].sum()
+    return GradeSummary(rows, plan.out, columns, plan.assignments, paths, table)
