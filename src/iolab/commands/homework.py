@@ -35,7 +35,7 @@ DESCRIPTIONS = {
         "notebook, exercise, points, max_points, status, reason, seconds), SUBMISSIONS/gradebook.csv (Canvas's "
         "import format), SUBMISSIONS/pass-rates.csv and SUBMISSIONS/feedback/<student>/<notebook>.md. A "
         "submission that fails, hangs, tampers, lost a check or passed a cap (processes, memory, file size, its "
-        "folder, /tmp, output: the IOLAB_GRADE_* variables, see README) gets its rows with the reason; the batch "
+        "folder, /tmp, output: the IOLAB_GRADE_* variables, see book/instructors.md, 'Caps') gets its rows with the reason; the batch "
         "goes on, and the exit status is 0 once every submission has its rows."),
     "ids": (
         "Print, for each student id, the id they work with (IOLAB_STUDENT): the id and a token that only the "
