@@ -1,4 +1,4 @@
-"""The checker process's core, in-process: which exercises it measures again, and what that decides."""
+"""The checker process's core, in-process: which exercises it measures again, and what that decides; and a wrong verdict, as the grader sees it."""
 
 from __future__ import annotations
 
@@ -61,3 +61,15 @@ def test_a_notebook_that_tolerates_a_neighbour_measures_again_before_the_answers
     job = NotebookJob("", (EXERCISE,), solo=False)
     checker.run_job(job, lambda: {"ex-check": None})
     assert remeasured == ["ex"]
+
+
+# A checker that reads its job and answers and writes a verdict of the wrong shape (a broken or hostile one).
+WRONG_VERDICT = ("import sys; sys.argv.pop(1); sys.stdin.readline(); sys.stdin.readline(); "
+                 "print('{\"setup_error\": 5, \"exercises\": {}}')")
+
+
+def test_a_verdict_of_the_wrong_shape_is_the_checkers_failure_in_words_not_a_crash(monkeypatch):
+    monkeypatch.setattr(checker, "CHECKER_MAIN", WRONG_VERDICT)
+    process = checker.CheckerProcess(NotebookJob("", (EXERCISE,)), {}, "none")
+    with pytest.raises(RuntimeError, match="the checker's verdict is not one: .*setup_error"):
+        process.finish({"ex-check": None}, time_limit=30)
