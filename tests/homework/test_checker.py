@@ -1,4 +1,4 @@
-"""The checker process's core, in-process: which exercises it measures again, and what that decides."""
+"""The checker process's core, in-process: which exercises it measures again, and what that decides; and a wrong verdict, as the grader sees it."""
 
 from __future__ import annotations
 
@@ -73,3 +73,15 @@ def test_the_parameters_shown_are_the_drawn_ones_whole_or_cut_at_a_comma():
     assert shown.startswith("job_s=0.5, limit_s=0.1, many=(0, 1, 2,")
     assert "name=" not in shown and "reasons=" not in shown and "empty=" not in shown  # not drawn, or nothing drawn
     assert shown.endswith("settings={'a': 1}") and ", …, settings" in shown
+
+
+# A checker that reads its job and answers and writes a verdict of the wrong shape (a broken or hostile one).
+WRONG_VERDICT = ("import sys; sys.argv.pop(1); sys.stdin.readline(); sys.stdin.readline(); "
+                 "print('{\"setup_error\": 5, \"exercises\": {}}')")
+
+
+def test_a_verdict_of_the_wrong_shape_is_the_checkers_failure_in_words_not_a_crash(monkeypatch):
+    monkeypatch.setattr(checker, "CHECKER_MAIN", WRONG_VERDICT)
+    process = checker.CheckerProcess(NotebookJob("", (EXERCISE,)), {}, "none")
+    with pytest.raises(RuntimeError, match="the checker's verdict is not one: .*setup_error"):
+        process.finish({"ex-check": None}, time_limit=30)

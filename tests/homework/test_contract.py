@@ -36,7 +36,9 @@ def test_a_verdict_whose_outcome_says_passed_with_a_string_is_refused():
     with pytest.raises(ContractError):
         Verdict.from_json(json.dumps(raw))
     with pytest.raises(ContractError):
-        answers_from_json('{"ex-a-check": 42}')
+        answers_from_json('{"answers": {"ex-a-check": 42}}')
+    with pytest.raises(ContractError, match="setup_error"):
+        Verdict.from_json('{"setup_error": 5, "exercises": {}}')
 
 
 def test_statuses_and_sandbox_kinds_are_the_words_rows_and_options_use():

@@ -106,6 +106,8 @@ def test_a_spec_round_trips_and_refuses_a_wrong_field_by_name(job: type) -> None
         job.from_json('{}')
     with pytest.raises(channel.SpecError, match="JSON object"):
         job.from_json('[1]')
+    with pytest.raises(channel.SpecError, match="recursion"):  # nested past Python's stack: refused, not a crash
+        job.from_json("[" * 100_000)
     with pytest.raises(channel.SpecError, match="one argument"):
         job.from_argv(["prog"])
     with pytest.raises(ValueError, match="0 or more"):  # the spec's own checks run on the way in

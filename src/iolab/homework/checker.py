@@ -13,7 +13,16 @@ The grader starts it in a sandbox of its own (in Gradescope's container, as anot
 submission's), so its verdict does not depend on anything the student's code did, short of the answers.
 
 ``-I`` keeps the checker's imports to the installed environment: no current folder, no
-``PYTHONPATH``, no user site-packages.
+``PYTHONPATH``, no user site-packages. The installed environment's site-packages stay on the path
+(nbformat, dacite), but an editable ``iolab`` there may be another checkout's: :data:`CHECKER_MAIN`
+puts the folder this grader imported the kit from first.
+
+It is the one child not started by ``kit.channel.open_child``, though its job is a
+:class:`~iolab.kit.channel.Spec` read by the kit's strict reader: the job holds the hidden tests,
+which must not be an argument (any user of the machine can read a process's arguments, and under
+the ``nobody`` sandbox the submission runs as one), the answers follow the job on the same pipe
+once the submission has run, and the checker runs wrapped in a sandbox, with ``-I``, in a session
+of its own. Nothing runs it as ``python -m``, hence no ``__main__`` here.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractEr
 FILENAME = "<check cell {}>"
 CHECKER_TIME_LIMIT = 120.0  # the checker re-runs given cells, a few of which measure for seconds
 # -I leaves the kit off the path: the grader passes the folder it imported the kit from as the first argument.
-CHECKER_MAIN = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from iolab.homework.checker import main; "
+CHECKER_MAIN = (f"import sys; sys.path.insert(0, sys.argv.pop(1)); from {NotebookJob.ENTRY} import main; "
                 "sys.exit(main())")
 
 
@@ -243,6 +252,3 @@ class CheckerProcess:
             self.process.wait()
         self._folder.close()
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,17 +5,20 @@ cell and, per exercise, its given cells and checks) and, once the submission has
 each check cell's stand-in wrote (:data:`Answers`); the checker sends back a :class:`Verdict`. All
 of it crosses as JSON over pipes the grader owns: nothing is written where the submission could
 read or replace it. :data:`Status` and :data:`SandboxKind` are the words a row and an option may use.
+
+Each message is a :class:`~iolab.kit.channel.Spec`, so the kit's strict reader builds it back: a
+missing, unknown or wrongly typed field, at any depth, is a :class:`ContractError` that names it,
+never a value the grader goes on with (the answers came from a student's run, and the verdict from a
+process that read them).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass
-from typing import Any, Literal, get_args
+from dataclasses import dataclass
+from typing import Literal, Self, get_args
 
 from iolab.homework.checks import Outcome
+from iolab.kit.channel import Spec, SpecError
 
 Status = Literal["passed", "partial", "failed", "not run", "missing", "tampered", "error", "not graded"]
 STATUSES: tuple[Status, ...] = get_args(Status)
@@ -27,8 +30,8 @@ SANDBOX_KINDS: tuple[SandboxKind, ...] = get_args(SandboxKind)
 Answers = dict[str, str | None]
 
 
-class ContractError(ValueError):
-    """A message between the grader's processes that is not of the contract's shape."""
+class ContractError(SpecError):
+    """A message between the grader's processes that is not of the contract's shape (a ValueError)."""
 
 
 def sandbox_kind(word: str) -> SandboxKind:
@@ -37,6 +40,18 @@ def sandbox_kind(word: str) -> SandboxKind:
         if word == kind:
             return kind
     raise ValueError(f"no sandbox called {word!r}: one of {', '.join(SANDBOX_KINDS)}")
+
+
+class _Message(Spec):
+    """A Spec whose reader says :class:`ContractError`: what the grader's rows and tests know."""
+
+    @classmethod
+    def from_json(cls, text: str) -> Self:
+        """The message in ``text``; :class:`ContractError`, naming the field, if it is not one."""
+        try:
+            return super().from_json(text)
+        except SpecError as exc:
+            raise ContractError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -61,35 +76,27 @@ class ExerciseJob:
 
 
 @dataclass(frozen=True)
-class NotebookJob:
-    """All the checker is asked to do for one submitted notebook, less the answers."""
+class NotebookJob(_Message):
+    """All the checker is asked to do for one submitted notebook, less the answers.
+
+    It goes to the checker on its standard input, not as ``open_child``'s argument: it holds the
+    hidden tests, and a process's arguments are readable by every user of the machine (the
+    submission's too, under the ``nobody`` sandbox), and longer than an argument may be.
+    """
+
+    ENTRY = "iolab.homework.checker"
 
     setup: str
     exercises: tuple[ExerciseJob, ...]
     # A solo notebook needs the machine to itself: the checker measures again only after the submission ran.
     solo: bool = True
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
 
-    @classmethod
-    def from_json(cls, text: str) -> NotebookJob:
-        """The job in ``text``; :class:`ContractError` if it is not one."""
-        with _shape("a job"):
-            raw = _object(json.loads(text))
-            return cls(_str(raw["setup"]), tuple(_exercise_job(_object(e)) for e in _list(raw["exercises"])),
-                       _bool(raw["solo"]))
+@dataclass(frozen=True)
+class AnswersSent(_Message):
+    """The answers, by check cell, as they cross to the checker once the submission has run."""
 
-
-def _exercise_job(raw: dict[str, Any]) -> ExerciseJob:
-    return ExerciseJob(_str(raw["label"]), tuple(_str(g) for g in _list(raw["given"])),
-                       tuple(_check_job(_object(c)) for c in _list(raw["checks"])),
-                       tuple(_str(m) for m in _list(raw["measured"])))
-
-
-def _check_job(raw: dict[str, Any]) -> CheckJob:
-    return CheckJob(_str(raw["grade_id"]), _str(raw["source"]), float(raw["points"]),
-                    tuple(_str(n) for n in _list(raw["names"])))
+    answers: dict[str, str | None]
 
 
 @dataclass(frozen=True)
@@ -112,80 +119,19 @@ class ExerciseVerdict:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(_Message):
     """The checker's answer: the setup cell's error (None if none) and each exercise's verdict, by label."""
 
     setup_error: str | None
     exercises: dict[str, ExerciseVerdict]
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> Verdict:
-        """The verdict in ``text``; :class:`ContractError` if it is not one."""
-        with _shape("a verdict"):
-            raw = _object(json.loads(text))
-            return cls(_optional_str(raw["setup_error"]),
-                       {_str(label): _exercise_verdict(_object(e)) for label, e in _object(raw["exercises"]).items()})
-
-
-def _exercise_verdict(raw: dict[str, Any]) -> ExerciseVerdict:
-    return ExerciseVerdict(_optional_str(raw["given_error"]), _str(raw["parameters"]),
-                           {_str(gid): _check_verdict(_object(c)) for gid, c in _object(raw["checks"]).items()})
-
-
-def _check_verdict(raw: dict[str, Any]) -> CheckVerdict:
-    outcomes = (_object(o) for o in _list(raw["outcomes"]))
-    return CheckVerdict({_str(k): _str(v) for k, v in _object(raw["answers"]).items()},
-                        tuple(Outcome(_bool(o["hidden"]), _bool(o["passed"]), _str(o["message"])) for o in outcomes),
-                        _optional_str(raw["error"]))
-
 
 def answers_to_json(answers: Answers) -> str:
-    return json.dumps(answers)
+    """The answers as the one line the checker reads (:func:`answers_from_json`)."""
+    return AnswersSent(answers).to_json()
 
 
 def answers_from_json(text: str) -> Answers:
-    """The answers by check cell; :class:`ContractError` if the text is not of that shape."""
-    with _shape("answers"):
-        raw = _object(json.loads(text or "{}"))
-        return {_str(k): _optional_str(v) for k, v in raw.items()}
-
-
-@contextmanager
-def _shape(what: str) -> Iterator[None]:
-    try:
-        yield
-    except ContractError:
-        raise
-    except (KeyError, TypeError, ValueError, RecursionError) as exc:
-        raise ContractError(f"not {what}: {type(exc).__name__}: {exc}") from None
-
-
-def _object(value: Any) -> dict[str, Any]:
-    if type(value) is not dict:
-        raise ContractError(f"expected an object, got {type(value).__name__}")
-    return value
-
-
-def _list(value: Any) -> list[Any]:
-    if type(value) is not list:
-        raise ContractError(f"expected a list, got {type(value).__name__}")
-    return value
-
-
-def _str(value: Any) -> str:
-    if type(value) is not str:
-        raise ContractError(f"expected a string, got {type(value).__name__}")
-    return value
-
-
-def _optional_str(value: Any) -> str | None:
-    return None if value is None else _str(value)
-
-
-def _bool(value: Any) -> bool:
-    if type(value) is not bool:
-        raise ContractError(f"expected true or false, got {type(value).__name__}")
-    return value
+    """The answers by check cell (none for an empty line: the grader ended first); :class:`ContractError`
+    if the text is not of that shape."""
+    return dict(AnswersSent.from_json(text).answers) if text.strip() else {}

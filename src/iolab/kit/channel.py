@@ -82,7 +82,8 @@ class Spec:
             if not isinstance(raw, dict):
                 raise SpecError(f"a JSON object, not {type(raw).__name__}")
             return dacite.from_dict(cls, raw, config=_STRICT)
-        except (json.JSONDecodeError, dacite.DaciteError, TypeError) as error:
+        # RecursionError: JSON nested deeper than Python's stack, which a hostile text can be.
+        except (json.JSONDecodeError, dacite.DaciteError, TypeError, RecursionError) as error:
             raise SpecError(f"not a {cls.__name__}: {error}") from error
 
     @classmethod
