@@ -6,8 +6,10 @@ runs nothing. It counts every import: inside functions (a cycle through a late i
 cycle in the design), under ``if TYPE_CHECKING:`` (a type named in an annotation is a dependency
 too) and relative ones (resolved to the module they name). It also reads string constants, for a
 module below ``commands`` that starts ``python -m iolab COMMAND``: that is a dependency on the top
-layer's command line which no import shows. The last tests plant each kind of violation in a copy
-of the tree and show that it is caught.
+layer's command line which no import shows. And it reads every program below ``commands`` (a module
+with ``if __name__ == "__main__":``, or a ``__main__.py``): a child takes its whole input as one
+typed spec, so its program must call ``kit.channel.child_main``, unless :data:`OWN_PROGRAMS` says why
+not. The last tests plant each kind of violation in a copy of the tree and show that it is caught.
 """
 
 from __future__ import annotations
@@ -42,6 +44,22 @@ IMPORTS_NOTHING = "nothing in iolab"
 # ``python -m iolab serve ...`` in one string (``-m iolab.load.worker``, a module's own entry point,
 # is fine); as argv items it is "-m" then "iolab", or "iolab" (the console script) then a word.
 COMMAND_LINE_TEXT = re.compile(r"-m\s+iolab(?![\w.])")
+
+# The programs that do not go through ``kit.channel.child_main``, each with the reason. Every other
+# module that runs as a program is a child of the kit and takes one Spec (see ``iolab.kit.channel``).
+OWN_PROGRAMS: dict[str, str] = {
+    "iolab.__main__": "runs the commands: the command line for people",
+    "iolab.homework.checker": "ported by the grader's Spec work",
+    "iolab.homework.gradescope": "Gradescope's run_autograder script starts it with a folder; no parent in the kit",
+    "iolab.topics.databases.postgres": "a tool for people (start a throwaway server, print its URL); no parent starts it",
+    # Chapter 10's shoot-out: the Python programs stand beside the Go, Node.js and Ruby ones, which the
+    # runner starts with the same ``MODE COUNT SECONDS [FIFO]`` (runtimes.Runtime.argv); a reader compares
+    # them side by side, and their start-up and memory are measured, so they import no kit beyond their own.
+    "iolab.topics.c10k.threads": "a shoot-out program: the same argv as the Go, Node.js and Ruby programs",
+    "iolab.topics.c10k.asyncio": "a shoot-out program: the same argv as the Go, Node.js and Ruby programs",
+    "iolab.topics.c10k.trio": "a shoot-out program: the same argv as the Go, Node.js and Ruby programs",
+    "iolab.topics.c10k.launch": "run as a script (python -I -S launch.py), standard library only, then exec()s the program",
+}
 
 
 class LayerTableError(ValueError):
@@ -218,6 +236,42 @@ def command_line_starts(src: Path) -> list[str]:
             for place in found]
 
 
+def _program_part(tree: ast.Module, name: str) -> list[ast.stmt] | None:
+    """What runs when the module is a program: its ``if __name__ == "__main__":`` blocks, the whole of a
+    ``__main__.py`` that has none; None for a module that is no program."""
+    blocks = [node for node in tree.body if isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+              and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__"
+              and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in node.test.comparators)]
+    if blocks:
+        return list(blocks)
+    return list(tree.body) if name.endswith(".__main__") else None
+
+
+def _calls_child_main(statements: list[ast.stmt]) -> bool:
+    """Whether ``statements`` call ``child_main`` (``channel.child_main(...)`` or the bare name)."""
+    calls = [node.func for stmt in statements for node in ast.walk(stmt) if isinstance(node, ast.Call)]
+    return any((isinstance(f, ast.Attribute) and f.attr == "child_main") or (isinstance(f, ast.Name) and f.id == "child_main")
+               for f in calls)
+
+
+def children_off_the_channel(src: Path) -> list[str]:
+    """Every program below ``commands`` that does not call ``kit.channel.child_main``, and every entry of
+    :data:`OWN_PROGRAMS` that names no program (a stale exemption), as ``module:line: why``."""
+    found, programs = [], set()
+    for name, path in modules(src).items():
+        if part(name) == "commands":
+            continue
+        program = _program_part(ast.parse(path.read_text(), str(path)), name)
+        if program is None:
+            continue
+        programs.add(name)
+        if name not in OWN_PROGRAMS and not _calls_child_main(program):
+            found.append(f"{name}:{program[0].lineno}: a program that does not call kit.channel.child_main: "
+                         "take one Spec, `channel.child_main(TheSpec, run)`, or say why not in OWN_PROGRAMS")
+    found += [f"{name}: in OWN_PROGRAMS but not a program" for name in sorted(set(OWN_PROGRAMS) - programs)]
+    return found
+
+
 def cycles(src: Path) -> list[list[str]]:
     """The groups of modules that import each other in a circle (strongly connected components, Tarjan)."""
     mods = modules(src)
@@ -272,6 +326,10 @@ def test_every_import_goes_down_a_layer_and_topics_stay_apart() -> None:
 
 def test_no_module_below_commands_starts_the_command_line() -> None:
     assert command_line_starts(SRC) == []
+
+
+def test_every_child_below_commands_goes_through_the_channel() -> None:
+    assert children_off_the_channel(SRC) == []
 
 
 def test_no_modules_import_each_other_in_a_circle() -> None:
@@ -397,6 +455,27 @@ def test_starting_the_command_line_below_commands_is_caught(tree: Path) -> None:
         f"iolab.load.stall:{then + 1}: runs iolab's command line (argv ['python', '-m', 'iolab', 'load']...): "
         f"{advice}",
     ]
+
+
+def test_a_child_off_the_channel_is_caught(tree: Path) -> None:
+    assert children_off_the_channel(tree) == []
+    at = plant(tree, "iolab.kit.procfs", 'if __name__ == "__main__":\n    import sys\n    print(sys.argv[1])')
+    # A __main__.py with no guard is a program as a whole; this one reads argparse flags.
+    main = tree / "iolab" / "load" / "__main__.py"
+    main.write_text("import argparse\nargparse.ArgumentParser().parse_args()\n")
+    # The ways that pass: child_main called on the channel module, or imported by name.
+    plant(tree, "iolab.kit.guard", 'if __name__ == "__main__":\n    from iolab.kit import channel\n'
+          '    channel.child_main(Spec, run)')
+    plant(tree, "iolab.kit.scale", 'if __name__ == "__main__":\n    from iolab.kit.channel import child_main\n'
+          '    child_main(Spec, run)')
+    advice = "take one Spec, `channel.child_main(TheSpec, run)`, or say why not in OWN_PROGRAMS"
+    assert children_off_the_channel(tree) == [
+        f"iolab.kit.procfs:{at}: a program that does not call kit.channel.child_main: {advice}",
+        f"iolab.load.__main__:1: a program that does not call kit.channel.child_main: {advice}",
+    ]
+    # An exemption outlives its program: it must go too.
+    (tree / "iolab" / "topics" / "c10k" / "launch.py").write_text('"""No longer a program."""\n')
+    assert children_off_the_channel(tree)[-1] == "iolab.topics.c10k.launch: in OWN_PROGRAMS but not a program"
 
 
 def test_a_cycle_is_caught(tree: Path) -> None:

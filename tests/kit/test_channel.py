@@ -1,6 +1,7 @@
 """The child channel: a typed spec in, READY and the start signal, progress lines, one JSON result."""
 
 import dataclasses
+import os
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from iolab.kit.procs import ProcessFailed, ProcessTimeout
 
 # A child as the kit's are written: a Spec, and a __main__ that is child_main(Spec, run).
 CHILD = textwrap.dedent("""
+    import os
     import signal
     from dataclasses import dataclass
     from typing import ClassVar
@@ -33,6 +35,7 @@ CHILD = textwrap.dedent("""
         fail: bool = False
         listen: bool = False
         exit_code: int | None = None
+        read_fd: int | None = None
 
         def __post_init__(self):
             if self.ticks < 0:
@@ -46,6 +49,8 @@ CHILD = textwrap.dedent("""
                 sockets.announce(listener)
                 signal.sigwait({signal.SIGTERM})
             return None
+        if job.read_fd is not None:
+            return {"read": os.read(job.read_fd, 100).decode()}
         if job.wait_for_start:
             signal.pthread_sigmask(signal.SIG_BLOCK, {channel.START_SIGNAL})
             channel.send_ready()
@@ -147,3 +152,15 @@ def test_a_listening_child_says_where(job: type) -> None:
         where = child.wait_listening(timeout=30)
         assert where.pid == child.pid and where.port > 0
         assert where.url == f"http://127.0.0.1:{where.port}"
+
+
+def test_a_child_inherits_the_descriptors_it_is_passed(job: type) -> None:
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, b"through the pipe")
+        with channel.open_child(job(ticks=0, read_fd=read_end), pass_fds=[read_end]) as child:
+            assert child.wait_progress(timeout=30) is None
+            assert child.result == {"read": "through the pipe"}
+    finally:
+        os.close(read_end)
+        os.close(write_end)

@@ -11,8 +11,7 @@ from iolab.commands.table import Subparsers
 from iolab.kit.sockets import BACKLOG
 # The topic's registry and specs: importing them loads no client version (each module is imported
 # only to run it) and no uvloop, so ``--help`` stays fast.
-from iolab.topics.event_loop.run import (CLIENTS, TIMEOUT_S, WORDS, Measurement, WordServer, measure_here,
-                                        run_word_server)
+from iolab.topics.event_loop.run import CLIENTS, TIMEOUT_S, WORDS, Measurement, WordServer, measure_here
 
 
 def add_wordfreq(sub: Subparsers) -> None:
@@ -39,7 +38,9 @@ def add_wordfreq(sub: Subparsers) -> None:
 
     def run(args: argparse.Namespace) -> int:
         if args.serve:
-            return run_word_server(WordServer(args.words, args.backlog, args.port))
+            from iolab.topics.event_loop import server  # imports uvloop: only the server needs it
+
+            return server.run(WordServer(args.words, args.backlog, args.port))
         try:
             spec = Measurement(args.model, args.connections, args.words, args.backlog, args.open_files,
                                args.stack_kib, args.timeout)

@@ -20,7 +20,8 @@ Examples:
   python -m iolab upstreams --rate 1000 --num-req 10000 --latency "20ms*9,30s" async
   python -m iolab upstreams --rate 1000 --num-req 10000 --latency "20ms*9,30s" async --loop trio
   python -m iolab upstreams --rate 1000 --num-req 5000 --latency "20ms*9,hang" --timeout 0.1 sync --threads 50
-Run the upstreams alone (to poke them with curl): python -m iolab.topics.upstreams.endpoints "20ms*9,hang"
+Run the upstreams alone (to poke them with curl):
+  python -m iolab.topics.upstreams.endpoints '{"latency": "20ms*9,hang"}'
 """
 
 

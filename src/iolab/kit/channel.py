@@ -191,8 +191,12 @@ class Child:
 
 
 @contextlib.contextmanager
-def open_child(spec: Spec, *, namespace: str | None = None, env: dict[str, str] | None = None) -> Iterator[Child]:
-    """Run ``python -m spec.ENTRY`` with ``spec`` (inside network namespace ``namespace``, if given); leaving the block ends it."""
+def open_child(spec: Spec, *, namespace: str | None = None, env: dict[str, str] | None = None,
+               pass_fds: Sequence[int] = ()) -> Iterator[Child]:
+    """Run ``python -m spec.ENTRY`` with ``spec`` (inside network namespace ``namespace``, if given); leaving the block ends it.
+
+    ``pass_fds``: descriptors the child inherits, e.g. the read end of a control pipe its spec names.
+    """
     argv = netns.exec_argv(namespace, python_argv("-m", spec.ENTRY, spec.to_json()))
-    with open_process(argv, env=env) as process:
+    with open_process(argv, env=env, pass_fds=pass_fds) as process:
         yield Child(process)

@@ -195,11 +195,13 @@ def open_process(
     cwd: str | None = None,
     capture: bool = True,
     grace: float = GRACE_SECONDS,
+    pass_fds: Sequence[int] = (),
 ) -> Iterator[ManagedProcess]:
     """Run ``argv`` in a new process group; leaving the block ends the group and reaps it.
 
     With ``capture`` the child's stdout and stderr are read line by line (see
-    :meth:`ManagedProcess.wait_for_line`); without it they go to this process's own.
+    :meth:`ManagedProcess.wait_for_line`); without it they go to this process's own. ``pass_fds``
+    are descriptors the child inherits (a control pipe), as in :class:`subprocess.Popen`.
     """
     popen = subprocess.Popen(
         list(argv),
@@ -211,6 +213,7 @@ def open_process(
         text=True,
         bufsize=1,
         start_new_session=True,  # its own session and group: killpg reaches all it starts
+        pass_fds=tuple(pass_fds),
     )
     process = ManagedProcess(popen, argv)
     try:

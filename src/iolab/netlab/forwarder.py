@@ -15,12 +15,12 @@ late, to save power). Measured by ``connect()``, a 10 ms round trip then took 10
 
 It is also the lab's janitor: it runs until the lab closes its control pipe, or dies (the pipe then
 reads end-of-file, and the forwarder's parent changes), or it receives SIGTERM; then it deletes both
-namespaces and kills whatever still runs in them. Run as ``python -m iolab.netlab.forwarder``.
+namespaces and kills whatever still runs in them. Run as ``python -m iolab.netlab.forwarder SPEC_JSON``,
+a :class:`ForwarderSpec` through :mod:`iolab.kit.channel`.
 """
 
 from __future__ import annotations
 
-import argparse
 import collections
 import contextlib
 import ctypes
@@ -34,8 +34,10 @@ import signal
 import struct
 import sys
 import time
-from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
+from iolab.kit import channel
 from iolab.netlab import namespaces
 from iolab.netlab.impair import Direction, Impairments
 
@@ -188,16 +190,22 @@ def _read_line(fd: int) -> str:
     return data.decode().strip()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+@dataclass(frozen=True)
+class ForwarderSpec(channel.Spec):
+    """The link to run: its two namespaces, the read end of the lab's control pipe, the impairments."""
+
+    ENTRY: ClassVar[str] = "iolab.netlab.forwarder"
+
+    server_ns: str
+    client_ns: str
+    control_fd: int  # the read end of the lab's control pipe, inherited (open_child's pass_fds)
+    device: str = "iolab0"  # the name of the TUN device in each namespace
+    impairments: Impairments = Impairments()
+    seed: int | None = None
+
+
+def run(spec: ForwarderSpec) -> int:
     """Create the two TUN devices, say ``ready``, forward; on the way out, delete both namespaces."""
-    p = argparse.ArgumentParser(prog="python -m iolab.netlab.forwarder")
-    p.add_argument("--server-ns", required=True)
-    p.add_argument("--client-ns", required=True)
-    p.add_argument("--device", default="iolab0", help="the name of the TUN device in each namespace")
-    p.add_argument("--control-fd", type=int, required=True, help="the read end of the lab's control pipe")
-    p.add_argument("--impairments", default="{}", help="Impairments as JSON")
-    p.add_argument("--seed", type=int)
-    args = p.parse_args(argv)
     parent = os.getppid()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: sys.exit(0))  # unwinds into the finally below
@@ -205,20 +213,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0)
     try:
-        fds = [open_tun(args.server_ns, args.device), open_tun(args.client_ns, args.device)]
-        forwarder = Forwarder(*fds, Impairments(**json.loads(args.impairments)), args.seed)
+        fds = [open_tun(spec.server_ns, spec.device), open_tun(spec.client_ns, spec.device)]
+        forwarder = Forwarder(*fds, spec.impairments, spec.seed)
         forwarder.calibrate()
         say("ready")
-        forwarder.run(args.control_fd, parent)
+        forwarder.run(spec.control_fd, parent)
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)  # a second signal must not cut the cleanup short
         for fd in fds:
             os.close(fd)
-        for ns in (args.server_ns, args.client_ns):
+        for ns in (spec.server_ns, spec.client_ns):
             namespaces.delete(ns)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    channel.child_main(ForwarderSpec, run)

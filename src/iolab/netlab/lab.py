@@ -22,13 +22,14 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from iolab.kit.procs import ManagedProcess, open_process, python_argv
+from iolab.kit import channel
+from iolab.kit.procs import ManagedProcess, open_process
 from iolab.netlab import namespaces
+from iolab.netlab.forwarder import ForwarderSpec
 from iolab.netlab.impair import Impairments
 
 SERVER_IP = "10.77.0.1"  # private addresses, only ever seen inside the lab's own two namespaces
@@ -147,15 +148,11 @@ def open_netlab(delay_ms: float = 0.0, jitter_ms: float = 0.0, loss: float = 0.0
             stack.callback(namespaces.delete, ns)  # registered first, so it runs last
             namespaces.create(ns)
         control_read, control = os.pipe()
-        argv = python_argv("-m", "iolab.netlab.forwarder", "--server-ns", server_ns, "--client-ns", client_ns,
-                           "--device", DEVICE, "--control-fd", str(control_read),
-                           "--impairments", json.dumps(dataclasses.asdict(impairments)),
-                           *([] if seed is None else ["--seed", str(seed)]))
-        # Its own session, so that a Ctrl-C in a terminal reaches only the lab, which then closes in order.
-        popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 text=True, bufsize=1, pass_fds=[control_read], start_new_session=True)
+        spec = ForwarderSpec(server_ns, client_ns, control_read, DEVICE, impairments, seed)
+        # In its own session (open_child's), so that a Ctrl-C in a terminal reaches only the lab, which
+        # then closes in order: _finish first, then open_child's own stop, which finds it gone.
+        forwarder = stack.enter_context(channel.open_child(spec, pass_fds=[control_read])).process
         os.close(control_read)
-        forwarder = ManagedProcess(popen, argv)
         stack.callback(_finish, forwarder, control)
         forwarder.wait_for_line("^ready", timeout=READY_S)
         _configure(server_ns, SERVER_IP, CLIENT_IP)

@@ -13,7 +13,7 @@ import pytest
 from iolab.kit import procs
 from iolab.topics.databases import queries, runner
 from iolab.topics.databases.postgres import DATABASE_URL_ENV
-from iolab.topics.databases.service import open_service
+from iolab.topics.databases.service import DbServiceSpec, open_service
 from iolab.topics.databases.variants import SERVICES, VARIANTS, service_name
 
 
@@ -110,6 +110,15 @@ def test_unknown_variants_are_refused_with_the_valid_ones():
         service_name(7)
     with pytest.raises(ValueError, match="sync-connect"):
         service_name("no-such-service")
+
+
+def test_a_service_spec_is_checked_in_the_caller_and_crosses_as_json():
+    spec = DbServiceSpec("async-pool", "postgresql://postgres@/postgres?host=/tmp/x", "select 1", size=3)
+    assert DbServiceSpec.from_json(spec.to_json()) == spec
+    with pytest.raises(ValueError, match="sync-connect"):
+        DbServiceSpec("5", spec.url, spec.sql)  # a name, not the source's number
+    with pytest.raises(ValueError, match="at least 1"):
+        DbServiceSpec("async-pool", spec.url, spec.sql, size=0)
 
 
 @pytest.mark.solo  # compares two throughputs

@@ -52,8 +52,9 @@ def test_the_expected_answer_grows_with_the_connections() -> None:
 @pytest.mark.parametrize("model", list(run.CLIENTS))
 def test_every_client_version_reaches_the_same_top10(model: str) -> None:
     # A server per version: the server hands out slices in accept order, from slice 0.
-    with run.open_word_server(WORDS) as port:
-        result = run.run_client(model, port, CONNECTIONS, timeout=60)
+    with run.open_word_server(WORDS) as server:
+        assert server.url == f"http://127.0.0.1:{server.port}" and server.pid > 0
+        result = run.run_client(model, server.port, CONNECTIONS, timeout=60)
     assert result["top10"] == corpus.expected_top(corpus.load(), CONNECTIONS, WORDS)
     assert result["words"] == CONNECTIONS * WORDS
     assert result["seconds"] >= corpus.ideal_seconds(corpus.load(), CONNECTIONS, WORDS)
@@ -90,6 +91,14 @@ def test_a_measurement_refuses_what_does_not_apply_before_any_process_starts() -
         run.Measurement("asyncio", 5, stack_kib=256)
     with pytest.raises(TypeError, match="open_file"):
         run.measure("asyncio", 5, WORDS, open_file=100)
+
+
+def test_the_two_children_take_their_specs_through_the_channel() -> None:
+    spec = run.Measurement("threads", 5, stack_kib=256, open_files=300)
+    assert run.Measurement.from_json(spec.to_json()) == spec
+    assert run.WordServer.from_json(run.WordServer(words=3).to_json()) == run.WordServer(words=3)
+    with pytest.raises(ValueError, match="connections"):
+        run.Measurement.from_json('{"model": "threads", "connections": "5"}')
 
 
 def test_phases_split_a_run_into_connecting_and_the_rest_and_memory_per_connection() -> None:

@@ -18,6 +18,7 @@ import pytest
 from iolab.kit import procfs, procs
 from iolab.load import LoadSpec, run_load
 from iolab.topics.upstreams import RunSpec, open_upstreams, run_service, run_upstreams
+from iolab.topics.upstreams.endpoints import UpstreamsSpec
 from iolab.topics.upstreams.experiments import law_rate, probe
 from iolab.topics.upstreams.run import open_parked_service
 from iolab.topics.upstreams.service import ServiceSpec
@@ -38,6 +39,14 @@ def test_each_endpoint_answers_or_fails_as_its_spec_says(faults):
     assert table.loc["50ms", "ms"] >= 50
     assert table.loc["refuse", "ms"] < 50 and table.loc["reset", "ms"] < 50  # a refusal is news at once
     assert table.loc["hang", "ms"] >= 300  # only the timeout ends a call to a black hole
+
+
+def test_the_upstreams_child_takes_a_checked_spec_and_is_one_process(faults):
+    assert UpstreamsSpec(" 20ms, 20ms ,hang").latency == "20ms*2,hang"  # folded, as the runs name it
+    assert UpstreamsSpec.from_json('{"latency": "20ms*9,hang"}').endpoints == UpstreamsSpec("20ms*9,hang").endpoints
+    with pytest.raises(ValueError, match="neither a latency nor a fault"):
+        UpstreamsSpec("20ms,sometimes")
+    assert faults.pid == faults.process.pid and faults.process.poll() is None
 
 
 def test_the_kit_load_generator_sees_the_same_faults(faults):

@@ -6,8 +6,8 @@
 - ``threads``, ``scratchloop``, ``asyncio``, ``trio``: the four client versions, one module each;
 - ``limits``: the limits source 004 ran into (descriptors, threads' memory, the listen backlog), each
   with its error and its fix;
-- ``run``: start the server, run a version, measure it, each in a process of its own (this
-  package's ``__main__``, ``python -m iolab.topics.event_loop serve|measure``); the command
+- ``run``: start the server, run a version, measure it, each in a process of its own (``server``'s
+  ``__main__`` and this package's, each given its spec through ``kit.channel``); the command
   ``python -m iolab wordfreq`` is :mod:`iolab.commands.event_loop`.
 
 This file only re-exports.

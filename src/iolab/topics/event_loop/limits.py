@@ -11,9 +11,10 @@ from __future__ import annotations
 import _thread
 import os
 import resource
-import sys
+from dataclasses import dataclass
+from typing import ClassVar, NoReturn
 
-from iolab.kit import machine, procfs, procs
+from iolab.kit import channel, machine, procfs, procs
 
 # Address space a thread-counting child keeps free for reporting its result.
 RESERVE_BYTES = 1 << 20
@@ -42,18 +43,30 @@ def raise_open_files(connections: int) -> None:
     machine.raise_open_files_limit(connections + machine.SPARE_DESCRIPTORS)
 
 
-def _start_threads(spare_mb: int, stack_kib: int | None, limit: int) -> None:
+@dataclass(frozen=True)
+class ThreadCapacity(channel.Spec):
+    """A thread-counting child: ``spare_mb`` more address space, each thread's stack (None: ulimit -s), at most ``limit`` threads."""
+
+    ENTRY: ClassVar[str] = "iolab.topics.event_loop.limits"
+
+    spare_mb: int
+    stack_kib: int | None = None
+    limit: int = 20_000
+
+
+def _start_threads(spec: ThreadCapacity) -> NoReturn:
+    """The child: start idle threads until one fails or ``spec.limit`` run; print REPORT and exit at once."""
     # Allow the address space the child uses already (the interpreter, its imports), plus spare_mb.
     in_use_kb = int(procfs.status(os.getpid()).vm_size_kb)
-    resource.setrlimit(resource.RLIMIT_AS, (in_use_kb * 1024 + spare_mb * 2**20,) * 2)
-    _thread.stack_size((stack_kib or 0) * 1024)
+    resource.setrlimit(resource.RLIMIT_AS, (in_use_kb * 1024 + spec.spare_mb * 2**20,) * 2)
+    _thread.stack_size((spec.stack_kib or 0) * 1024)
     # Address space held back so that the report can still be written once the limit is reached.
     reserve = bytearray(RESERVE_BYTES)
     release = _thread.allocate_lock()
     release.acquire()
     started, error = 0, "none"
     try:
-        for _ in range(limit):
+        for _ in range(spec.limit):
             # Not threading.Thread: its start() waits for the new thread to say it runs, and near the limit
             # the new thread can fail to allocate before it says so, leaving start() waiting forever
             # (as iolab.topics.c10k.threads explains). A thread the kernel created counts, whether it runs or not.
@@ -76,11 +89,11 @@ def thread_capacity(
     count depends on the stack size and not on the number of cores: glibc's default arenas took 1 GiB
     of the 1.5 GiB on 2 cores, and would take more than that from 4 cores on.
     """
-    argv = procs.python_argv("-m", __name__, str(spare_mb), str(stack_kib or 0), str(limit))
-    with procs.open_process(argv, env=procs.ONE_MALLOC_ARENA) as child:
-        match = child.wait_for_line(REPORT_PATTERN, timeout=timeout)  # its last output if it never says
+    spec = ThreadCapacity(spare_mb, stack_kib or None, limit)
+    with channel.open_child(spec, env=procs.ONE_MALLOC_ARENA) as child:
+        match = child.process.wait_for_line(REPORT_PATTERN, timeout=timeout)  # its last output if it never says
     return int(match[1]), match[2]
 
 
 if __name__ == "__main__":
-    _start_threads(int(sys.argv[1]), int(sys.argv[2]) or None, int(sys.argv[3]))
+    channel.child_main(ThreadCapacity, _start_threads)

@@ -1,7 +1,8 @@
 """Run the word-frequency experiment: start the word server, run one client version, measure it.
 
 - :class:`WordServer` and :class:`Measurement` describe the two processes of a run (the server, and
-  a client version with its settings); ``python -m iolab.topics.event_loop`` runs either from its JSON.
+  a client version with its settings): each is a :class:`~iolab.kit.channel.Spec`, whose ``ENTRY`` is
+  the child that runs it (``server``'s ``__main__``, and this package's).
 - :func:`run_client` runs a version *in this process* and measures it (run time, CPU, peak memory);
   :func:`measure_here` adds the descriptor limit and a word server of its own around it.
 - :func:`measure` runs a measurement as a fresh child process and returns its JSON; :func:`sweep`
@@ -12,21 +13,19 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import importlib
-import json
 import os
 import resource
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from iolab.kit import procfs, procs, sockets
+from iolab.kit import channel, procfs, procs, sockets
 from iolab.kit.machine import DescriptorLimit
 from iolab.kit.procs import START_SECONDS
-from iolab.kit.sockets import BACKLOG, LISTENING_PATTERN
+from iolab.kit.sockets import BACKLOG
 from iolab.topics.event_loop import limits
 from iolab.topics.event_loop.counting import TopWords
 
@@ -42,25 +41,24 @@ CLIENTS = {
 }
 WORDS = 20  # words per connection, each followed by a 50-150 ms wait: about 2 s of waiting
 TIMEOUT_S = 300.0  # a run longer than this is stuck, not slow
-ENTRY = "iolab.topics.event_loop"  # what ``python -m`` runs: this package's ``__main__``
 
 
 @dataclass(frozen=True)
-class WordServer:
+class WordServer(channel.Spec):
     """How to run the word server: words per connection, its accept queue, its port (0: a free one)."""
+
+    ENTRY: ClassVar[str] = "iolab.topics.event_loop.server"
 
     words: int = WORDS
     backlog: int = BACKLOG
     port: int = 0
 
-    def to_json(self) -> str:
-        """The spec as one JSON argument."""
-        return json.dumps(dataclasses.asdict(self))
-
 
 @dataclass(frozen=True)
-class Measurement:
+class Measurement(channel.Spec):
     """One measured run: client version ``model`` over ``connections`` connections to a word server of its own."""
+
+    ENTRY: ClassVar[str] = "iolab.topics.event_loop"  # this package's ``__main__``
 
     model: str
     connections: int
@@ -75,10 +73,6 @@ class Measurement:
             raise ValueError(f"unknown client version {self.model!r}; the versions are: {', '.join(CLIENTS)}")
         if self.stack_kib is not None and self.model != "threads":
             raise ValueError("a stack size (stack_kib, --stack-kib) applies to the threads version")
-
-    def to_json(self) -> str:
-        """The spec as one JSON argument."""
-        return json.dumps(dataclasses.asdict(self))
 
 
 def _memory_mb() -> tuple[float, float]:
@@ -132,18 +126,10 @@ def run_client(model: str, port: int, connections: int, timeout: float = TIMEOUT
 
 
 @contextlib.contextmanager
-def open_word_server(words: int = WORDS, backlog: int = BACKLOG) -> Iterator[int]:
-    """Start the word server and wait until it listens; its port. Leaving the block stops it."""
-    argv = procs.python_argv("-m", ENTRY, "serve", WordServer(words, backlog).to_json())
-    with procs.open_process(argv) as process:
-        yield int(process.wait_for_line(LISTENING_PATTERN, timeout=START_SECONDS)[1])
-
-
-def run_word_server(spec: WordServer) -> int:
-    """Run the word server ``spec`` describes in this process until SIGTERM or SIGINT; the exit code."""
-    from iolab.topics.event_loop import server  # imports uvloop: only the server needs it
-
-    return server.serve(spec.port, spec.words, spec.backlog)
+def open_word_server(words: int = WORDS, backlog: int = BACKLOG) -> Iterator[channel.Listening]:
+    """Start the word server and wait until it listens; where (``.port``, ``.url``, ``.pid``). Leaving the block stops it."""
+    with channel.open_child(WordServer(words, backlog)) as child:
+        yield child.wait_listening(START_SECONDS)
 
 
 def measure_here(spec: Measurement) -> dict[str, Any] | None:
@@ -161,8 +147,8 @@ def measure_here(spec: Measurement) -> dict[str, Any] | None:
     # SIGTERM raises Stop in here, so that leaving the block stops the server (in its own group).
     with sockets.stopped_by_signals():
         try:
-            with open_word_server(spec.words, spec.backlog) as port:
-                result = run_client(spec.model, port, spec.connections, spec.timeout, spec.stack_kib)
+            with open_word_server(spec.words, spec.backlog) as server:
+                result = run_client(spec.model, server.port, spec.connections, spec.timeout, spec.stack_kib)
         except (DescriptorLimit, RuntimeError, OSError, TimeoutError) as error:
             cause = error.__cause__ or error
             return {"model": spec.model, "connections": spec.connections, "error": str(error),
@@ -176,13 +162,14 @@ def measure(model: str, connections: int, words: int = WORDS, **options: Any) ->
     ``options`` are the other fields of :class:`Measurement` (``open_files=300``, ``timeout=60``...).
     """
     spec = Measurement(model, connections, words, **options)
-    with procs.open_process(procs.python_argv("-m", ENTRY, "measure", spec.to_json())) as process:
-        code = process.wait(spec.timeout + 2 * START_SECONDS)
-        lines = list(process.lines)
-    for line in reversed(lines):
-        if line.startswith("{"):
-            return json.loads(line)
-    return {"model": model, "connections": connections, "error": f"exit code {code}: " + "\n".join(lines[-5:])}
+    with channel.open_child(spec) as child:
+        code = child.wait(spec.timeout + 2 * START_SECONDS)
+        # It has exited: its RESULT line, if it sent one, is already in the pipe's last lines.
+        with contextlib.suppress(procs.ProcessFailed):
+            child.wait_progress(START_SECONDS)
+        if child.result is not None:
+            return child.result
+        return {"model": model, "connections": connections, "error": f"exit code {code}: {child.process.tail(5)}"}
 
 
 def sweep(models: Sequence[str], counts: Iterable[int], words: int = WORDS, progress: bool = True,

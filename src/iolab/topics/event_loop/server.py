@@ -2,9 +2,9 @@
 
 Source 004's was a thread per connection; this one is an asyncio Protocol on uvloop, so that the
 server stays the cheap side of the experiment at 10,000 connections (a timer and a write per word)
-and the clients are what is measured. It is started by ``python -m iolab.topics.event_loop serve`` (see
-``run.open_word_server``), listens through the kit (``iolab.kit.sockets``) and prints the same
-"listening on" line as the HTTP servers.
+and the clients are what is measured. It is started as ``python -m iolab.topics.event_loop.server SPEC_JSON``
+(a :class:`~iolab.topics.event_loop.run.WordServer`; see ``run.open_word_server``), listens through the
+kit (``iolab.kit.sockets``) and prints the same "listening on" line as the HTTP servers.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import typing
 
 import uvloop
 
-from iolab.kit import machine, sockets
+from iolab.kit import channel, machine, sockets
 from iolab.topics.event_loop import corpus
+from iolab.topics.event_loop.run import WordServer
 
 
 class WordSender(asyncio.Protocol):
@@ -70,3 +71,12 @@ def serve(port: int, words: int, backlog: int) -> int:
     with sockets.open_listener(port, backlog) as listener:
         uvloop.run(serve_words(listener, words, backlog))
     return 0
+
+
+def run(spec: WordServer) -> int:
+    """Run the word server ``spec`` describes in this process until SIGTERM or SIGINT; the exit code."""
+    return serve(spec.port, spec.words, spec.backlog)
+
+
+if __name__ == "__main__":
+    channel.child_main(WordServer, run)

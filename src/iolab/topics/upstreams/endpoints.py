@@ -1,8 +1,8 @@
 """The upstreams: every endpoint of a latency spec on 127.0.0.1, all in one asyncio process.
 
-``python -m iolab.topics.upstreams.endpoints "20ms*9,hang"`` prints
-``upstreams listening on 127.0.0.1 ports P1,P2,...`` (one port per endpoint, in spec order) and
-serves until SIGTERM or Ctrl-C. An answering endpoint replies ``200 ok`` to every request after its
+``python -m iolab.topics.upstreams.endpoints '{"latency": "20ms*9,hang"}'`` (an :class:`UpstreamsSpec`,
+through :mod:`iolab.kit.channel`) prints ``upstreams listening on 127.0.0.1 ports P1,P2,...`` (one
+port per endpoint, in spec order) and serves until SIGTERM or Ctrl-C. An answering endpoint replies ``200 ok`` to every request after its
 latency, on a timer: waiting costs the process nothing, so one process on one core serves
 thousands of requests in flight. The loop is asyncio's own, not uvloop: libuv keeps timers in whole
 milliseconds from a clock read once per loop iteration, so a 20 ms answer could leave up to a
@@ -18,11 +18,11 @@ import collections
 import contextlib
 import socket
 import struct
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
-from iolab.kit import procs, sockets
+from iolab.kit import channel, procs, sockets
 from iolab.kit.machine import raise_open_files_limit
 from iolab.topics.upstreams.spec import ANSWER, Endpoint, format_spec, parse_spec
 from iolab.web.http import Connection, HttpError, Request, Response
@@ -137,17 +137,29 @@ async def serve_upstreams(endpoints: tuple[Endpoint, ...], listeners: list[socke
         server.close()
 
 
-def main(argv: list[str]) -> int:
-    """``python -m iolab.topics.upstreams.endpoints SPEC``: serve SPEC's endpoints until stopped."""
-    if len(argv) != 2:
-        print('usage: python -m iolab.topics.upstreams.endpoints SPEC   (e.g. "20ms*9,hang")', file=sys.stderr)
-        return 2
-    try:
-        endpoints = parse_spec(argv[1])
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+@dataclass(frozen=True)
+class UpstreamsSpec(channel.Spec):
+    """The upstreams to serve: a latency spec in source 001's syntax (``20ms*9,hang``), checked and folded when built."""
+
+    ENTRY: ClassVar[str] = "iolab.topics.upstreams.endpoints"
+
+    latency: str
+
+    def __post_init__(self) -> None:
+        # The same text as RunSpec.latency, kept short on the command line (one item per run, not per
+        # endpoint); parsing it here refuses a bad one in the caller, with the grammar in the message.
+        object.__setattr__(self, "latency", format_spec(parse_spec(self.latency)))
+
+    @property
+    def endpoints(self) -> tuple[Endpoint, ...]:
+        """The endpoints, in spec order."""
+        return parse_spec(self.latency)
+
+
+def run(spec: UpstreamsSpec) -> int:
+    """Serve ``spec``'s endpoints in this process until SIGTERM or SIGINT; the exit code."""
     raise_open_files_limit()  # one endpoint may hold thousands of hung calls
+    endpoints = spec.endpoints
     listeners = open_sockets(endpoints)
     try:
         asyncio.run(serve_upstreams(endpoints, listeners))
@@ -174,17 +186,22 @@ class Upstreams:
         """The URL of endpoint ``index``."""
         return f"http://{sockets.HOST}:{self.ports[index]}/"
 
+    @property
+    def pid(self) -> int:
+        """The upstreams' process id."""
+        return self.process.pid
+
 
 @contextlib.contextmanager
 def open_upstreams(spec: str | tuple[Endpoint, ...]) -> Iterator[Upstreams]:
     """Start the upstreams of ``spec`` in their own process; leaving the block stops them."""
     endpoints = parse_spec(spec) if isinstance(spec, str) else tuple(spec)
-    argv = procs.python_argv("-m", "iolab.topics.upstreams.endpoints", format_spec(endpoints))
-    with procs.open_process(argv) as process:
-        match = process.wait_for_line(READY_PATTERN, timeout=procs.START_SECONDS)
+    with channel.open_child(UpstreamsSpec(format_spec(endpoints))) as child:
+        # Not wait_listening: one process listens on a port per endpoint, and says them all in one line.
+        match = child.process.wait_for_line(READY_PATTERN, timeout=procs.START_SECONDS)
         ports = tuple(int(p) for p in match[1].split(","))
-        yield Upstreams(endpoints, ports, process)
+        yield Upstreams(endpoints, ports, child.process)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    channel.child_main(UpstreamsSpec, run)
