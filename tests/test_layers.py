@@ -49,7 +49,6 @@ COMMAND_LINE_TEXT = re.compile(r"-m\s+iolab(?![\w.])")
 # module that runs as a program is a child of the kit and takes one Spec (see ``iolab.kit.channel``).
 OWN_PROGRAMS: dict[str, str] = {
     "iolab.__main__": "runs the commands: the command line for people",
-    "iolab.homework.checker": "ported by the grader's Spec work",
     "iolab.homework.gradescope": "Gradescope's run_autograder script starts it with a folder; no parent in the kit",
     "iolab.topics.databases.postgres": "a tool for people (start a throwaway server, print its URL); no parent starts it",
     # Chapter 10's shoot-out: the Python programs stand beside the Go, Node.js and Ruby ones, which the
