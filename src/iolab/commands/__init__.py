@@ -12,7 +12,8 @@ register its commands (``CHAPTERS`` lists them for ``--help``, by chapter):
 - the chapters, in the order of the course: ``processes`` (``costs``, ``cow``, ``julia``),
   ``blocking_io`` (``readiness``), ``sockets`` (``backlog``), ``prefork`` (``balance``),
   ``event_loop`` (``wordfreq``), ``asyncio_trio`` (``looplag``), ``upstreams``, ``locks``,
-  ``databases`` (``db``), ``c10k`` (``sleepers``), and chapter 12's ``netlab`` and ``networks``;
+  ``databases`` (``db``), ``c10k`` (``sleepers``), chapter 12's ``netlab`` and ``networks``, and
+  chapter 13's ``completion``;
 - the tools every chapter uses: ``servers`` (``serve``), ``load``, ``attack`` (bad clients against a
   server), ``tools`` (``guard``, ``machine``, ``ps``, ``compare``, ``claims``) and ``homework``;
 - what the commands share: ``argtypes`` (argument types that refuse a bad number with a reason) and
@@ -29,6 +30,7 @@ from iolab.commands.asyncio_trio import add_looplag
 from iolab.commands.attack import add_attack
 from iolab.commands.blocking_io import add_readiness
 from iolab.commands.c10k import add_sleepers
+from iolab.commands.completion import add_completion
 from iolab.commands.databases import add_db
 from iolab.commands.event_loop import add_wordfreq
 from iolab.commands.homework import add_homework
@@ -61,6 +63,7 @@ CHAPTERS: list[tuple[str, list[Callable[[Subparsers], None]]]] = [
     ("9  databases", [add_db]),
     ("10 the c10k shoot-out", [add_sleepers]),
     ("12 slow clients and real networks", [add_netlab, add_networks]),
+    ("13 completion-based I/O: io_uring", [add_completion]),
 ]
 
 
