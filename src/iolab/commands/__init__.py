@@ -14,7 +14,7 @@ register its commands (``CHAPTERS`` lists them for ``--help``, by chapter, a row
   ``blocking_io`` (``readiness``), ``sockets`` (``backlog``), ``prefork`` (``balance``),
   ``event_loop`` (``wordfreq``), ``asyncio_trio`` (``looplag``), ``upstreams``, ``locks``,
   ``databases`` (``db``), ``c10k`` (``sleepers``), chapter 11's ``load`` and ``compare`` (in
-  ``tools``), and chapter 12's ``netlab`` and ``networks``;
+  ``tools``), chapter 12's ``netlab`` and ``networks``, and chapter 13's ``completion``;
 - the tools every chapter uses: ``servers`` (``serve``), ``attack`` (bad clients against a
   server), ``tools`` (``guard``, ``machine``, ``ps``, ``claims``) and ``homework``;
 - what the commands share: ``argtypes`` (argument types that refuse a bad number with a reason) and
@@ -31,6 +31,7 @@ from iolab.commands.asyncio_trio import add_looplag
 from iolab.commands.attack import add_attack
 from iolab.commands.blocking_io import add_readiness
 from iolab.commands.c10k import add_sleepers
+from iolab.commands.completion import add_completion
 from iolab.commands.databases import add_db
 from iolab.commands.event_loop import add_wordfreq
 from iolab.commands.homework import add_homework
@@ -64,6 +65,7 @@ CHAPTERS: list[tuple[str, list[Callable[[Subparsers], None]]]] = [
     # Every chapter measures with these two; chapter 11 is where they are explained, so they are listed there.
     ("11 measuring servers", [add_load, add_compare]),
     ("12 slow clients and real networks", [add_netlab, add_networks]),
+    ("13 completion-based I/O: io_uring", [add_completion]),
 ]
 
 

@@ -50,3 +50,16 @@ def duration(text: str) -> float:
         return float(text) if text.replace(".", "", 1).isdigit() else parse_duration(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An argument type: a whole number from ``lo`` to ``hi`` (a run's size, bounded so a typo cannot run for hours)."""
+
+    def parse(text: str) -> int:
+        value = int(text)
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{value:,} is out of range: give {lo:,} to {hi:,}")
+        return value
+
+    parse.__name__ = "whole number"  # argparse's message for a non-number: "invalid whole number value: 'x'"
+    return parse

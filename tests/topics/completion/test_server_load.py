@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from iolab.topics.completion import experiments, server_load, support
-from iolab.topics.completion.server_process import ServerSpec
+from iolab.topics.completion.server_process import SERVERS, ServerSpec
 from iolab.topics.completion.tiny_http import BAD, OK
 
 GET = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -37,9 +37,10 @@ def test_every_request_is_answered_and_counted(server: str) -> None:
 
 @pytest.mark.parametrize("server", experiments.available_servers())
 def test_a_bad_request_gets_400_and_the_next_client_is_served(server: str) -> None:
-    with server_load.open_tiny_server(ServerSpec(server)) as (port, _):
-        assert _exchange(port, b"POST / HTTP/1.1\r\n\r\n") == BAD  # and then the server closed the connection
-        assert _exchange(port, GET) == OK
+    with server_load.open_tiny_server(ServerSpec(server)) as serving:
+        assert serving.url == f"http://127.0.0.1:{serving.port}" and serving.pid == serving.child.pid
+        assert _exchange(serving.port, b"POST / HTTP/1.1\r\n\r\n") == BAD  # and then the server closed the connection
+        assert _exchange(serving.port, GET) == OK
 
 
 @no_uring
@@ -70,3 +71,9 @@ def test_a_spec_for_an_unknown_server_or_sqpoll_elsewhere_is_refused() -> None:
         ServerSpec("iocp")
     with pytest.raises(ValueError, match="sqpoll applies to the uring server only"):
         ServerSpec("epoll", sqpoll=True)
+
+
+def test_every_server_in_the_table_is_named_by_its_key_and_only_the_ring_takes_sqpoll() -> None:
+    assert all(name == server.name for name, server in SERVERS.items())
+    assert [name for name, server in SERVERS.items() if server.sqpoll] == ["uring"]
+    assert [name for name, server in SERVERS.items() if server.uring] == ["uring"]

@@ -4,8 +4,10 @@
 - ``files``: random 4 KiB reads four ways: one blocking thread, a thread pool, io_uring, fio;
 - ``tiny_http``: the one answer the three servers give, so that only their waiting differs;
 - ``epoll_server``, ``uvloop_server``, ``uring_server``: readiness in Python, readiness in C, completions;
-- ``server_process``: one of them in a process of its own (``python -m iolab.topics.completion.server_process``);
+- ``server_process``: the table of them (``SERVERS``), and one in a process of its own
+  (``python -m iolab.topics.completion.server_process``);
 - ``syscall_counts``: system calls counted from outside, with ``strace -c``;
 - ``server_load``: a server under the course's load generator, its calls counted;
-- ``experiments``: the chapter's tables, what the notebook calls.
+- ``experiments``: the chapter's tables, what the notebook and ``python -m iolab completion`` call; its
+  ``WAYS`` is the table of ways to read a file.
 """

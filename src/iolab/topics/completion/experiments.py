@@ -1,17 +1,23 @@
 """Chapter 13's experiments as tidy tables, one row per run, ready to plot.
 
-- :func:`file_reads`: random 4 KiB reads from one file, five ways, at each queue depth, three times;
-- :func:`server_calls`: the three tiny servers under the same load, rates untraced (three times) and calls traced;
+- :func:`file_reads`: random 4 KiB reads from one file, each of the :data:`WAYS`, at each queue depth, three times;
+- :func:`server_calls`: the tiny servers (:data:`~iolab.topics.completion.server_process.SERVERS`) under the
+  same load, rates untraced (three times) and calls traced;
 - :func:`sqpoll_cost`: the io_uring server with and without a kernel thread polling its submissions.
 
-Each leaves out what this machine cannot run (io_uring, fio, strace) and says so in the table's
-``attrs["missing"]`` (a list of sentences), so the notebook can show the reference run instead.
+Each takes the scale and picks the durations; :func:`read_runs`, :func:`server_runs` and
+:func:`sqpoll_runs` take them as numbers (what ``python -m iolab completion`` passes). Each leaves out
+what this machine cannot run (io_uring, fio, strace) and says why in the :class:`Measured` it returns
+(``missing``, a list of sentences), so the notebook can show the reference run instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -21,7 +27,39 @@ from iolab.topics.completion import files, server_load, support, syscall_counts
 from iolab.topics.completion.server_process import SERVERS
 
 # io_uring from Python twice: a system call per read as fio makes them, and one per batch of reads.
-WAYS = ("one thread", "thread pool", "io_uring (Python, a call per read)", "io_uring (Python, batched)", "fio io_uring")
+PER_READ = "io_uring (Python, a call per read)"
+BATCHED = "io_uring (Python, batched)"
+
+
+@dataclass(frozen=True)
+class Way:
+    """A way to read the file: its label (the table's ``way``), how it reads, and what it needs."""
+
+    label: str
+    read: Callable[[Path, int, float, int], files.Reads | None]  # (path, count, seconds, depth); None: cannot run here
+    queued: bool = True  # visits every queue depth; False: one read at a time, at depth 1 only
+    ring: bool = False  # the chapter's own io_uring loop: needs io_uring for files, and holds reads (held_us)
+
+
+WAYS: dict[str, Way] = {
+    way.label: way
+    for way in (
+        Way("one thread", lambda path, count, seconds, depth: files.read_blocking(path, count, seconds), queued=False),
+        Way("thread pool", lambda path, count, seconds, depth: files.read_threads(path, count, seconds, threads=depth)),
+        Way(PER_READ, functools.partial(files.read_uring, batch=False), ring=True),
+        Way(BATCHED, functools.partial(files.read_uring, batch=True), ring=True),
+        Way("fio io_uring", files.read_fio),
+    )
+}
+# The ways that visit every depth: the figure's lines (one thread is its dotted level).
+QUEUED = tuple(label for label, way in WAYS.items() if way.queued)
+
+
+class Measured(NamedTuple):
+    """An experiment's table, and why some of it is not there (a sentence per reason; empty if all ran)."""
+
+    table: pd.DataFrame
+    missing: list[str]
 
 
 def depths(scale: Scale) -> list[int]:
@@ -29,79 +67,84 @@ def depths(scale: Scale) -> list[int]:
     return scale.pick([1, 4, 16, 64], [1, 2, 4, 8, 16, 32, 64])
 
 
-def file_reads(scale: Scale, directory: Path | None = None, progress: bool = True, repeats: int = 3) -> pd.DataFrame:
-    """Random 4 KiB O_DIRECT reads of one file: one thread, a pool, io_uring two ways and fio at each depth.
+def file_reads(scale: Scale, directory: Path | None = None, progress: bool = True, repeats: int = 3) -> Measured:
+    """Random 4 KiB O_DIRECT reads of one file: one thread, a pool, io_uring two ways and fio at each depth."""
+    return read_runs(depths(scale), scale.pick(0.2, 0.5), scale.pick(20_000, 200_000), files.file_size(scale),
+                     directory=directory, progress=progress, repeats=repeats)
 
-    Every way and depth runs ``repeats`` times, in turns (all of them once, then again), so that a slow
-    patch of a shared machine or of the host's disk lands on every way rather than on one; the runs are
-    short, so three of them cost about what one long one did.
+
+def read_runs(depth_list: Sequence[int], seconds: float, count: int, size: int, *, directory: Path | None = None,
+              progress: bool = True, repeats: int = 3) -> Measured:
+    """Each of the :data:`WAYS` at each depth, ``repeats`` times, on a file of ``size`` bytes; a row per run.
+
+    A run stops after ``count`` reads or ``seconds``. The runs go in turns (all of them once, then
+    again), so that a slow patch of a shared machine or of the host's disk lands on every way rather
+    than on one; the runs are short, so three of them cost about what one long one did.
     """
     no_uring = support.unavailable("files")
     missing = [reason for reason in (no_uring, files.fio_missing()) if reason]
-    seconds, count = scale.pick(0.2, 0.5), scale.pick(20_000, 200_000)
     rows = []
-    with files.open_test_file(files.file_size(scale), directory) as path:
-        ways = [("one thread", 1)] + [(way, d) for d in depths(scale) for way in WAYS[1:]]
-        runs = [(repeat, way, depth) for repeat in range(repeats) for way, depth in ways]
+    with files.open_test_file(size, directory) as path:
+        visits = [(way, 1) for way in WAYS.values() if not way.queued]
+        visits += [(way, depth) for depth in depth_list for way in WAYS.values() if way.queued]
+        runs = [(repeat, way, depth) for repeat in range(repeats) for way, depth in visits]
         for repeat, way, depth in tqdm(runs, desc="read runs", disable=not progress, leave=False):
-            if way == "one thread":
-                result = files.read_blocking(path, count, seconds)
-            elif way == "thread pool":
-                result = files.read_threads(path, count, seconds, threads=depth)
-            elif way.startswith("io_uring"):
-                batch = way.endswith("batched)")
-                result = None if no_uring else files.read_uring(path, count, seconds, depth, batch=batch)
-            else:
-                result = files.read_fio(path, count, seconds, depth)
+            result = None if way.ring and no_uring else way.read(path, count, seconds, depth)
             if result is not None:
-                held = result.held_us if way.startswith("io_uring") else float("nan")  # only the ring's loop holds reads
-                rows.append({"way": way, "depth": depth, "repeat": repeat, "iops": result.iops, "p50_us": result.p50_us,
-                             "p99_us": result.p99_us, "held_us": held, "reads": result.reads, "seconds": result.seconds})
+                held = result.held_us if way.ring else float("nan")  # only the ring's loop holds reads
+                rows.append({"way": way.label, "depth": depth, "repeat": repeat, "iops": result.iops,
+                             "p50_us": result.p50_us, "p99_us": result.p99_us, "held_us": held,
+                             "reads": result.reads, "seconds": result.seconds})
         disk = files.describe_disk(path.parent)  # the figure's note: what "the device" was
-    table = pd.DataFrame(rows).assign(disk=disk) if rows else pd.DataFrame(rows)
-    table.attrs["missing"] = missing
-    return table
+    return Measured(pd.DataFrame(rows).assign(disk=disk) if rows else pd.DataFrame(rows), missing)
 
 
 def available_servers() -> list[str]:
-    """The servers this machine can run: the io_uring one only where io_uring serves sockets."""
-    return [s for s in SERVERS if s != "uring" or support.unavailable("sockets") is None]
+    """The servers this machine can run: those that need io_uring only where it serves sockets."""
+    return [name for name, server in SERVERS.items() if not server.uring or support.unavailable("sockets") is None]
 
 
 def server_calls(scale: Scale, connection_counts: Sequence[int] = (100, 1000),
-                 progress: bool = True, repeats: int = 3) -> pd.DataFrame:
-    """Each server at each connection count: ``repeats`` runs for the rates, and (with strace) a counted run.
+                 progress: bool = True, repeats: int = 3) -> Measured:
+    """Each server at each connection count: ``repeats`` runs for the rates, and (with strace) a counted run."""
+    return server_runs(connection_counts, scale.pick(0.6, 1.0), scale.pick(0.6, 2.0),
+                       progress=progress, repeats=repeats)
+
+
+def server_runs(connection_counts: Sequence[int], seconds: float, traced_seconds: float, *,
+                servers: Sequence[str] | None = None, traced: bool = True, progress: bool = True,
+                repeats: int = 3) -> Measured:
+    """``servers`` (default: all) at each connection count, ``repeats`` times, and once traced; a row per run.
 
     The untraced runs go in turns (every server once, then again) for the rates and their spread; the
-    traced run only counts calls, so one is enough.
+    traced run (where strace is here, and ``traced``) only counts calls, so one is enough. A server
+    this machine cannot run is left out, and ``missing`` says why.
     """
-    servers = available_servers()
-    traced = syscall_counts.strace_missing() is None
+    runnable = available_servers()
+    chosen = [s for s in (servers or SERVERS) if s in runnable]
+    counted = traced and syscall_counts.strace_missing() is None
     missing = [r for r in (support.unavailable("sockets"), syscall_counts.strace_missing()) if r]
-    seconds, traced_seconds = scale.pick(0.6, 1.0), scale.pick(0.6, 2.0)
-    runs = [(r, s, c, False) for r in range(repeats) for c in connection_counts for s in servers]
-    runs += [(0, s, c, True) for c in connection_counts for s in servers] if traced else []
+    runs = [(r, s, c, False) for r in range(repeats) for c in connection_counts for s in chosen]
+    runs += [(0, s, c, True) for c in connection_counts for s in chosen] if counted else []
     rows = [server_load.measure(s, c, traced_seconds if t else seconds, traced=t) | {"repeat": r}
             for r, s, c, t in tqdm(runs, desc="server runs", disable=not progress, leave=False)]
-    table = pd.DataFrame(rows)
-    table.attrs["missing"] = missing
-    return table
+    return Measured(pd.DataFrame(rows), missing)
 
 
-def sqpoll_cost(scale: Scale, connections: int = 100, progress: bool = True, repeats: int = 3) -> pd.DataFrame:
-    """The io_uring server with and without SQPOLL, ``repeats`` times in turns: rate, latency, CPU per request.
+def sqpoll_cost(scale: Scale, connections: int = 100, progress: bool = True, repeats: int = 3) -> Measured:
+    """The io_uring server with and without SQPOLL, ``repeats`` times in turns: rate, latency, CPU per request."""
+    return sqpoll_runs(connections, scale.pick(0.6, 3.0), progress=progress, repeats=repeats)
+
+
+def sqpoll_runs(connections: int, seconds: float, *, progress: bool = True, repeats: int = 3) -> Measured:
+    """The io_uring server without SQPOLL and with it, in turns; an empty table where it cannot run.
 
     In turns (off, on, off, on...), so that a slow patch of a shared machine lands on both: two runs of
     one setting, taken minutes apart, differed by a quarter on the reference machine.
     """
     if (reason := support.unavailable("sockets")) is not None:
-        table = pd.DataFrame()
-        table.attrs["missing"] = [reason]
-        return table
-    seconds = scale.pick(0.6, 3.0)
+        return Measured(pd.DataFrame(), [reason])
     turns = [(repeat, s) for repeat in range(repeats) for s in (False, True)]
     rows = [server_load.measure("uring", connections, seconds, sqpoll=s) | {"repeat": repeat}
             for repeat, s in tqdm(turns, desc="SQPOLL runs", disable=not progress, leave=False)]
-    table = pd.DataFrame(rows)
-    table.attrs["missing"] = []
-    return table
+    return Measured(pd.DataFrame(rows), [])

@@ -3,31 +3,56 @@
 :func:`measure` starts one server (:mod:`~iolab.topics.completion.server_process`), runs a closed
 loop of ``connections`` keep-alive clients against it for ``seconds``, and returns one row: the
 rate and latency the clients saw, what the server counted (requests, its own system calls, its CPU
-time), and, with ``traced=True``, every system call ``strace`` counted. :func:`compare` makes the
-chapter's table, each setting once untraced (the rates) and once traced (the counts).
+time), and, with ``traced=True``, every system call ``strace`` counted. The chapter's table of such
+rows is :func:`iolab.topics.completion.experiments.server_calls`: every setting untraced (the rates,
+in turns) and once traced (the counts).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from iolab.kit import channel
 from iolab.kit.procs import START_SECONDS
-from iolab.kit.sockets import HOST
 from iolab.load import LoadSpec, run_load
 from iolab.topics.completion import support, syscall_counts
-from iolab.topics.completion.server_process import ServerSpec
+from iolab.topics.completion.server_process import SERVERS, ServerSpec
 
 RESULT_SECONDS = 10.0  # a stopped server sends its counts at once; this only catches a hung one
 
 
+@dataclass(frozen=True)
+class Serving:
+    """A tiny server started by :func:`open_tiny_server`: where it listens, and its process (to read its counts)."""
+
+    spec: ServerSpec
+    listening: channel.Listening
+    child: channel.Child
+
+    @property
+    def port(self) -> int:
+        """The port it listens on."""
+        return self.listening.port
+
+    @property
+    def pid(self) -> int:
+        """Its process id (what ``strace -p`` attaches to)."""
+        return self.listening.pid
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:41234``."""
+        return self.listening.url
+
+
 @contextlib.contextmanager
-def open_tiny_server(spec: ServerSpec) -> Iterator[tuple[int, channel.Child]]:
-    """Start the server ``spec`` names and wait until it listens; its port and process. Leaving stops it."""
+def open_tiny_server(spec: ServerSpec) -> Iterator[Serving]:
+    """Start the server ``spec`` names and wait until it listens; where, and its process. Leaving stops it."""
     with channel.open_child(spec) as child:
-        yield child.wait_listening(START_SECONDS).port, child
+        yield Serving(spec, child.wait_listening(START_SECONDS), child)
 
 
 def _counts(child: channel.Child) -> dict[str, Any]:
@@ -42,14 +67,14 @@ def measure(server: str, connections: int, seconds: float, *, sqpoll: bool = Fal
             traced: bool = False) -> dict[str, Any]:
     """One run of ``connections`` clients for ``seconds`` against ``server``; one row (see the module)."""
     spec = ServerSpec(server, sqpoll=sqpoll)
-    if server == "uring":
+    if SERVERS[server].uring:
         support.require("sockets")  # here, in words, rather than as a server that never listens
-    with open_tiny_server(spec) as (port, child):
-        load = LoadSpec(f"http://{HOST}:{port}/", connections=connections, duration_s=seconds)
+    with open_tiny_server(spec) as serving:
+        load = LoadSpec(f"{serving.url}/", connections=connections, duration_s=seconds)
         with contextlib.ExitStack() as stack:
-            counted = stack.enter_context(syscall_counts.open_syscall_count(child.pid)) if traced else None
+            counted = stack.enter_context(syscall_counts.open_syscall_count(serving.pid)) if traced else None
             result = run_load(load)
-        counts = _counts(child)
+        counts = _counts(serving.child)
     requests = counts["requests"]
     row = {
         "server": server + (" (SQPOLL)" if sqpoll else ""),
@@ -71,14 +96,3 @@ def measure(server: str, connections: int, seconds: float, *, sqpoll: bool = Fal
                                           sorted(counted.calls.items(), key=lambda kv: -kv[1])[:4])}
     return row
 
-
-def compare(servers: Iterable[str], connection_counts: Iterable[int], seconds: float, *,
-            traced: bool = True, sqpoll: bool = False) -> list[dict[str, Any]]:
-    """:func:`measure` each server at each connection count, untraced and (if ``traced``) traced."""
-    rows = []
-    for connections in connection_counts:
-        for server in servers:
-            rows.append(measure(server, connections, seconds, sqpoll=sqpoll and server == "uring"))
-            if traced:
-                rows.append(measure(server, connections, seconds, sqpoll=sqpoll and server == "uring", traced=True))
-    return rows

@@ -1,6 +1,7 @@
 """One of chapter 13's servers in a process of its own: ``python -m iolab.topics.completion.server_process SPEC_JSON``.
 
-The spec names the server (``{"server": "uring", "sqpoll": false}``). The process prints the kit's
+The spec names the server (``{"server": "uring", "sqpoll": false}``), one of :data:`SERVERS`, the
+chapter's table of them (read as :data:`iolab.servers.MODELS` is). The process prints the kit's
 "listening on" line, serves until SIGTERM or SIGINT, then sends what it counted (requests,
 connections, its own system calls where it can count them, CPU seconds) as the kit's child
 channel's ``RESULT`` line (:mod:`iolab.kit.channel`).
@@ -9,6 +10,8 @@ channel's ``RESULT`` line (:mod:`iolab.kit.channel`).
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import socket
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,7 +20,34 @@ from iolab.kit.machine import raise_open_files_limit
 from iolab.kit.procfs import cpu_seconds
 from iolab.topics.completion.tiny_http import Counts
 
-SERVERS = ("epoll", "uvloop", "uring")
+
+@dataclass(frozen=True)
+class TinyServer:
+    """One of the chapter's servers: its name, how it waits, the module whose ``serve`` runs it, what it takes."""
+
+    name: str
+    waits: str
+    module: str  # imported only to run it: uvloop and the io_uring binding load with their server alone
+    sqpoll: bool = False  # whether the sqpoll setting applies (its ``serve`` takes ``sqpoll=``)
+    uring: bool = False  # whether it needs io_uring for sockets (``support.unavailable("sockets")``)
+
+    def serve(self, listener: socket.socket, counts: Counts, sqpoll: bool = False) -> None:
+        """Run this server on ``listener`` until SIGTERM or SIGINT, counting in ``counts``."""
+        settings = {"sqpoll": sqpoll} if self.sqpoll else {}
+        importlib.import_module(self.module).serve(listener, counts, **settings)
+
+
+SERVERS: dict[str, TinyServer] = {
+    server.name: server
+    for server in (
+        TinyServer("epoll", "readiness, in Python: epoll_wait, then a recv and a send per request",
+                   "iolab.topics.completion.epoll_server"),
+        TinyServer("uvloop", "readiness, in C: libuv's loop, an asyncio Protocol per connection",
+                   "iolab.topics.completion.uvloop_server"),
+        TinyServer("uring", "completions: one io_uring_enter per turn hands over the sends and takes what came",
+                   "iolab.topics.completion.uring_server", sqpoll=True, uring=True),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -33,8 +63,9 @@ class ServerSpec(channel.Spec):
     def __post_init__(self) -> None:
         if self.server not in SERVERS:
             raise ValueError(f"unknown server {self.server!r}: the servers are {', '.join(SERVERS)}")
-        if self.sqpoll and self.server != "uring":
-            raise ValueError("sqpoll applies to the uring server only")
+        if self.sqpoll and not SERVERS[self.server].sqpoll:
+            takers = ", ".join(name for name, server in SERVERS.items() if server.sqpoll)
+            raise ValueError(f"sqpoll applies to the {takers} server only")
 
 
 def run(spec: ServerSpec) -> dict[str, object]:
@@ -44,18 +75,7 @@ def run(spec: ServerSpec) -> dict[str, object]:
     start_cpu = cpu_seconds()
     with sockets.open_listener(spec.port) as listener, sockets.stopped_by_signals():
         sockets.announce(listener)
-        if spec.server == "epoll":
-            from iolab.topics.completion import epoll_server
-
-            epoll_server.serve(listener, counts)
-        elif spec.server == "uvloop":
-            from iolab.topics.completion import uvloop_server
-
-            uvloop_server.serve(listener, counts)
-        else:
-            from iolab.topics.completion import uring_server
-
-            uring_server.serve(listener, counts, sqpoll=spec.sqpoll)
+        SERVERS[spec.server].serve(listener, counts, spec.sqpoll)
     return dataclasses.asdict(counts) | {"cpu_s": cpu_seconds() - start_cpu}
 
 
