@@ -59,6 +59,12 @@ PALETTE: dict[str, Any] = {
     "prefork --reuseport": _mix(_CB[0], (1.0, 1.0, 1.0), 0.55),
     "asyncio --offload": _mix(_CB[2], (1.0, 1.0, 1.0), 0.55),
     "asyncio per core": _mix(_CB[2], (0.0, 0.0, 0.0), 0.5),
+    # chapter 13: ways to read a file (a thread pool is threads' colour; the two Python rings one hue, far
+    # apart in lightness; fio, the compiled reference, black, as a published line is grey)
+    "thread pool": _CB[1],
+    "io_uring (Python, a call per read)": _CB[0],
+    "io_uring (Python, batched)": _mix(_CB[0], (1.0, 1.0, 1.0), 0.55),
+    "fio io_uring": (0.1, 0.1, 0.1),
     "published": (0.55, 0.55, 0.55),
     "reference": (0.35, 0.35, 0.35),
 }
