@@ -32,7 +32,8 @@ def package(tmp_path_factory):
     return folder / "hw" / "autograder.zip"
 
 
-ROSTER = "id,key,name\nada-7,ada@uni.edu;123,Ada Lovelace\ngrace-3,grace@uni.edu,Grace Hopper\n"
+ROSTER = ("id,key,name,sis_user_id\nada-7,ada@uni.edu;gradescope:123,Ada Lovelace,\n"
+          "grace-3,grace@uni.edu;555,Grace Hopper,\nalan-1,alan@uni.edu,Alan Turing,s42\n")
 
 
 @pytest.fixture(scope="module")
@@ -111,12 +112,14 @@ def test_without_a_roster_the_student_id_is_the_sid_else_the_email(tmp_path):
 
 
 def test_with_a_roster_the_student_id_is_the_course_id_by_email_then_sid_then_gradescope_id(tmp_path):
-    (tmp_path / "roster.csv").write_text(ROSTER + "alan-1,s42,Alan Turing\n")
+    (tmp_path / "roster.csv").write_text(ROSTER)
     roster = read_roster(tmp_path / "roster.csv")
     assert gradescope.student_id(_metadata(tmp_path, email="Grace@Uni.edu", id=9, name="G"), roster) == "grace-3"
     assert gradescope.student_id(_metadata(tmp_path, email="alan@other.org", sid="s42", id=8), roster) == "alan-1"
     assert gradescope.student_id(_metadata(tmp_path, email="ada@old.edu", id=123, name="A"), roster) == "ada-7"
     assert gradescope.student_id(_metadata(tmp_path, email="eve@uni.edu", id=666, name="E"), roster) is None
+    # Grace's 555 is an LMS user id: a Gradescope user id or sid that happens to equal it is not Grace
+    assert gradescope.student_id(_metadata(tmp_path, email="eve@uni.edu", sid="555", id=555), roster) is None
 
 
 def test_a_submitter_the_packed_roster_does_not_name_is_told_so_and_not_graded(package_with_roster, tmp_path):
@@ -173,6 +176,12 @@ def test_a_test_whose_score_tells_of_hidden_checks_waits_for_the_chosen_visibili
 def test_the_exercises_hidden_checks_score_are_found_in_the_packed_notebooks(tmp_path):
     write(tiny_course(), tmp_path / "hw.ipynb")
     assert gradescope.hidden_exercises(tmp_path, None) == {("hw", "ex-a")}
+    (tmp_path / "private" / "hw").mkdir(parents=True)
+    (tmp_path / "private" / "hw" / "ex-b-check.add.py").write_text("assert total == 6\n")
+    assert gradescope.hidden_exercises(tmp_path, tmp_path / "private") == {("hw", "ex-a"), ("hw", "ex-b")}
+    (tmp_path / "private" / "hw" / "ex-b-check.add.py").unlink()
+    (tmp_path / "private" / "hw" / "ex-z-check.py").write_text("assert False\n")  # a typo: none can be told
+    assert gradescope.hidden_exercises(tmp_path, tmp_path / "private") == {("hw", "ex-a"), ("hw", "ex-b")}
 
 
 # Run as Gradescope runs it, with the choice the grader makes there: root, no bubblewrap, so the kernel runs as

@@ -53,7 +53,9 @@ DESCRIPTIONS = {
     "gradescope": (
         "Write an autograder.zip (setup.sh, run_autograder, the kit, the lock and the instructor notebooks) that "
         "grades the named notebooks on Gradescope, one test per exercise. Without NOTEBOOK, the package grades "
-        "any of the course's notebooks."),
+        "any of the course's notebooks. With --roster, each submitter's course id comes from it (by email, then "
+        "sid, then gradescope:<user id>; one it does not name is told so and not graded). Exit status 2 when "
+        "the roster names nobody."),
     "gradescope-run": (
         "Grade ROOT/submission/*.ipynb against ROOT/source/notebooks and write ROOT/results/results.json, as "
         "Gradescope's run_autograder does."),
@@ -246,7 +248,7 @@ def add_gradescope(actions: Actions) -> None:
     _checks_option(scope, "the instructor's own checks and course secret, packed in as private/")
     scope.add_argument("--roster", type=Path, default=None, metavar="FILE",
                        help="the roster homework intake reads, its keys holding each student's Gradescope email "
-                       "(or user id): packed in, it gives each submitter their course id")
+                       "(or gradescope:<user id>): packed in, it gives each submitter their course id")
     scope.add_argument("--visibility", default="after_published", choices=VISIBILITIES,
                        help="when students see the tests hidden checks score (default: %(default)s)")
     _notebooks_option(scope)

@@ -13,7 +13,7 @@ a test that failed on its public checks alone tells nothing of them and stays vi
 
 The student's course id, which seeds their parameters, comes from the roster packed with the
 autograder (``roster.csv``, the format ``homework intake`` reads), looked up by the submitter's email,
-then sid, then Gradescope user id: ``submission_metadata.json`` promises each user's ``email``,
+then sid, then Gradescope user id (a key ``gradescope:<id>``): ``submission_metadata.json`` promises each user's ``email``,
 ``id`` and ``name``, not a student id (https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/).
 A submitter the roster does not name is not graded, and results.json says why. Without a roster the
 id is the ``sid`` Gradescope may add, else the email.
@@ -143,10 +143,12 @@ def submitter(root: Path) -> dict[str, Any]:
     return users[0] if isinstance(users[0], dict) else {}
 
 
-def _identities(roster: Roster) -> dict[str, str]:
-    """Every name the roster knows a student by (its keys, course id, SIS ids), lower-cased, to the course id."""
-    known = {p[c].lower(): s for s, p in roster.people.items() for c in ("sis_user_id", "sis_login_id") if p.get(c)}
-    return known | {s.lower(): s for s in roster.people} | roster.keys
+def _lookups(roster: Roster) -> list[tuple[str, dict[str, str]]]:
+    """Where each of Gradescope's identities is looked up, lower-cased, to the course id: the email among every
+    name the roster knows (no number is an email); the sid among the school's ids alone, and the Gradescope user
+    id only as a key written ``gradescope:<id>``, so that neither meets another student's LMS user id."""
+    school = {p[c].lower(): s for s, p in roster.people.items() for c in ("id", "sis_user_id", "sis_login_id") if p.get(c)}
+    return [("email", school | roster.keys), ("sid", school), ("id", roster.keys)]
 
 
 def student_id(root: Path, roster: Roster | None = None) -> str | None:
@@ -155,10 +157,11 @@ def student_id(root: Path, roster: Roster | None = None) -> str | None:
     user = submitter(root)
     if roster is None:
         return str(user.get("sid") or user.get("email") or user.get("id") or "student")
-    known = _identities(roster)
-    for field in ("email", "sid", "id"):
-        if (value := str(user.get(field) or "").strip().lower()) and value in known:
-            return known[value]
+    for field, known in _lookups(roster):
+        value = str(user.get(field) or "").strip().lower()
+        key = f"gradescope:{value}" if field == "id" else value
+        if value and key in known:
+            return known[key]
     return None
 
 
@@ -172,10 +175,16 @@ def not_in_roster(root: Path) -> Row:
 
 
 def hidden_exercises(sources: Path, checks: Path | None) -> set[tuple[str, str]]:
-    """(notebook stem, exercise) for every exercise of ``sources``' notebooks a hidden check scores."""
+    """(notebook stem, exercise) for every exercise of ``sources``' notebooks a hidden check scores (all of a
+    notebook's when its private checks name no check cell of it: which would be hidden cannot be told)."""
     found = set()
     for path in sorted(sources.glob("*.ipynb")):
-        nb, _ = private.with_private_checks(nbformat.read(path, as_version=4), checks, path.name)
+        nb = nbformat.read(path, as_version=4)
+        try:
+            nb, _ = private.with_private_checks(nb, checks, path.name)
+        except ValueError:
+            found |= {(path.stem, exercise.label) for exercise in markup.exercises(nb)}
+            continue
         for exercise in markup.exercises(nb):
             if any(markup.BEGIN_HIDDEN in nb.cells[i].source for i in exercise.checks):
                 found.add((path.stem, exercise.label))
