@@ -13,8 +13,9 @@ a test that failed on its public checks alone tells nothing of them and stays vi
 
 The student's course id, which seeds their parameters, comes from the roster packed with the
 autograder (``roster.csv``, the format ``homework intake`` reads), looked up by the submitter's email,
-then sid, then Gradescope user id (a key ``gradescope:<id>``): ``submission_metadata.json`` promises each user's ``email``,
-``id`` and ``name``, not a student id (https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/).
+then sid, then Gradescope user id (a key ``gradescope:<id>``): ``submission_metadata.json`` promises
+each user's ``email``, ``id`` and ``name``, not a student id
+(https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/).
 A submitter the roster does not name is not graded, and results.json says why. Without a roster the
 id is the ``sid`` Gradescope may add, else the email.
 
@@ -147,7 +148,8 @@ def _lookups(roster: Roster) -> list[tuple[str, dict[str, str]]]:
     """Where each of Gradescope's identities is looked up, lower-cased, to the course id: the email among every
     name the roster knows (no number is an email); the sid among the school's ids alone, and the Gradescope user
     id only as a key written ``gradescope:<id>``, so that neither meets another student's LMS user id."""
-    school = {p[c].lower(): s for s, p in roster.people.items() for c in ("id", "sis_user_id", "sis_login_id") if p.get(c)}
+    school = {p[c].lower(): s for s, p in roster.people.items()
+              for c in ("id", "sis_user_id", "sis_login_id") if p.get(c)}
     return [("email", school | roster.keys), ("sid", school), ("id", roster.keys)]
 
 
