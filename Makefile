@@ -162,9 +162,11 @@ grade: env
 	  $(if $(NAMES),--names $(NAMES)) $(if $(CHECKS),--checks $(CHECKS)) \
 	  $(if $(CANVAS_GRADEBOOK),--canvas-gradebook $(CANVAS_GRADEBOOK))
 
-# Gradescope: an autograder.zip for one notebook (NOTEBOOK=02-blocking) or for all of them.
+# Gradescope: an autograder.zip for one notebook (NOTEBOOK=02-blocking) or for all of them; ROSTER=roster.csv
+# gives each submitter their course id, VISIBILITY=after_published|after_due_date|visible when hidden checks show.
 gradescope: env
-	$(BIN)/python -m iolab homework gradescope $(NOTEBOOK) --out $(BUILD)/gradescope $(if $(CHECKS),--checks $(CHECKS))
+	$(BIN)/python -m iolab homework gradescope $(NOTEBOOK) --out $(BUILD)/gradescope $(if $(CHECKS),--checks $(CHECKS)) \
+	  $(if $(ROSTER),--roster $(ROSTER)) $(if $(VISIBILITY),--visibility $(VISIBILITY))
 
 # Re-resolves the lock from pyproject.toml (needs the registry); environment.yml and the image's JupyterHub
 # lock (container/hub.lock, constrained by the course's lock) follow it.

@@ -20,6 +20,8 @@ import pytest
 from homework_notebooks import cell_index, paste_solutions, tiny_course, write
 from iolab.commands import main
 from iolab.homework import batch, editions, gradescope
+from iolab.homework.grading import Row
+from iolab.homework.intake import read_roster
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +32,23 @@ def package(tmp_path_factory):
     return folder / "hw" / "autograder.zip"
 
 
-def _fake_autograder(package, tmp_path, nb=None, upload: str = "my upload.ipynb", place=None):
+ROSTER = ("id,key,name,sis_user_id\nada-7,ada@uni.edu;gradescope:123,Ada Lovelace,\n"
+          "grace-3,grace@uni.edu;555,Grace Hopper,\nalan-1,alan@uni.edu,Alan Turing,s42\n")
+
+
+@pytest.fixture(scope="module")
+def package_with_roster(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gradescope-roster")
+    write(tiny_course(), folder / "notebooks" / "hw.ipynb")
+    (folder / "roster.csv").write_text(ROSTER)
+    assert main(["homework", "gradescope", "hw", "--notebooks", str(folder / "notebooks"), "--out", str(folder),
+                 "--roster", str(folder / "roster.csv"), "--visibility", "after_due_date"]) == 0
+    return folder / "hw" / "autograder.zip"
+
+
+def _fake_autograder(package, tmp_path, nb=None, upload: str = "my upload.ipynb", place=None, user=None):
     """A fake /autograder: the unzipped package, and ``nb`` uploaded as ``upload`` or what ``place(root)`` puts in
-    the submission; its root and run_autograder's environment."""
+    the submission, by ``user`` (Ada, with a sid); its root and run_autograder's environment."""
     root = tmp_path / "autograder"
     with zipfile.ZipFile(package) as zf:
         zf.extractall(root / "source")
@@ -41,7 +57,8 @@ def _fake_autograder(package, tmp_path, nb=None, upload: str = "my upload.ipynb"
     if place is not None:
         (root / "submission").mkdir(parents=True, exist_ok=True)
         place(root)
-    (root / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "ada@uni.edu", "sid": "s1"}]}))
+    user = user or {"email": "ada@uni.edu", "sid": "s1"}
+    (root / "submission_metadata.json").write_text(json.dumps({"users": [user]}))
     os.chmod(root / "source" / "run_autograder", 0o755)  # zipfile keeps no modes; Gradescope's unzip does
     return root, os.environ | {"AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
 
@@ -52,9 +69,9 @@ def _results(root, argv, env) -> dict:
     return json.loads((root / "results" / "results.json").read_text())
 
 
-def _autograde(package, tmp_path, nb=None, place=None, env=None) -> dict:
+def _autograde(package, tmp_path, nb=None, place=None, env=None, user=None) -> dict:
     """Gradescope's run on ``nb`` uploaded as "my upload.ipynb", or on what ``place(root)`` puts in the submission."""
-    root, base = _fake_autograder(package, tmp_path, nb, place=place)
+    root, base = _fake_autograder(package, tmp_path, nb, place=place, user=user)
     return _results(root, ["bash", str(root / "source" / "run_autograder")], base | (env or {}))
 
 
@@ -69,8 +86,9 @@ def test_an_honest_submission_gets_full_marks_one_test_per_exercise(package, tmp
     instructor = tiny_course()
     report = _autograde(package, tmp_path, paste_solutions(editions.student_edition(instructor), instructor))
     assert report["score"] == 3.0
+    # ex-a's score tells how its hidden check went: shown once the grades are published (the default)
     assert [(t["name"], t["score"], t["max_score"], t["visibility"]) for t in report["tests"]] == [
-        ("hw: ex-a", 1.0, 1.0, "visible"), ("hw: ex-b", 2.0, 2.0, "visible")]
+        ("hw: ex-a", 1.0, 1.0, "after_published"), ("hw: ex-b", 2.0, 2.0, "visible")]
 
 
 def test_a_blank_submission_gets_zero_with_the_reason_and_no_hidden_test(package, tmp_path):
@@ -78,13 +96,92 @@ def test_a_blank_submission_gets_zero_with_the_reason_and_no_hidden_test(package
     assert report["score"] == 0
     assert all(t["output"].startswith("failed: not answered") for t in report["tests"])
     assert "answer == 42" not in json.dumps(report)
+    assert {t["visibility"] for t in report["tests"]} == {"visible"}  # failed before any hidden check counted
 
 
-def test_the_student_id_comes_from_the_submission_metadata(tmp_path):
-    (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "a@b.c", "sid": "s9"}]}))
-    assert gradescope.student_id(tmp_path) == "s9"
-    (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "a@b.c"}]}))
-    assert gradescope.student_id(tmp_path) == "a@b.c"
+# Gradescope documents each user's email, id and name, no student id:
+# https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/
+def _metadata(tmp_path, **user) -> Path:
+    (tmp_path / "submission_metadata.json").write_text(json.dumps({"id": 1, "users": [user]}))
+    return tmp_path
+
+
+def test_without_a_roster_the_student_id_is_the_sid_else_the_email(tmp_path):
+    assert gradescope.student_id(_metadata(tmp_path, email="a@b.c", sid="s9", id=5)) == "s9"
+    assert gradescope.student_id(_metadata(tmp_path, email="a@b.c", id=5, name="A")) == "a@b.c"
+
+
+def test_with_a_roster_the_student_id_is_the_course_id_by_email_then_sid_then_gradescope_id(tmp_path):
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    roster = read_roster(tmp_path / "roster.csv")
+    assert gradescope.student_id(_metadata(tmp_path, email="Grace@Uni.edu", id=9, name="G"), roster) == "grace-3"
+    assert gradescope.student_id(_metadata(tmp_path, email="alan@other.org", sid="s42", id=8), roster) == "alan-1"
+    assert gradescope.student_id(_metadata(tmp_path, email="ada@old.edu", id=123, name="A"), roster) == "ada-7"
+    assert gradescope.student_id(_metadata(tmp_path, email="eve@uni.edu", id=666, name="E"), roster) is None
+    # Grace's 555 is an LMS user id: a Gradescope user id or sid that happens to equal it is not Grace
+    assert gradescope.student_id(_metadata(tmp_path, email="eve@uni.edu", sid="555", id=555), roster) is None
+
+
+def test_a_submitter_the_packed_roster_does_not_name_is_told_so_and_not_graded(package_with_roster, tmp_path):
+    assert "roster.csv" in zipfile.ZipFile(package_with_roster).namelist()
+    report = _autograde(package_with_roster, tmp_path, editions.student_edition(tiny_course()),
+                        user={"email": "eve@uni.edu", "id": 666, "name": "Eve"})
+    assert report["score"] == 0 and len(report["tests"]) == 1
+    assert report["tests"][0]["output"].startswith(
+        "error: not graded: your Gradescope account (eve@uni.edu) is not in the course's roster")
+
+
+def test_a_submitter_in_the_roster_is_graded_and_hidden_checks_show_at_the_chosen_visibility(package_with_roster,
+                                                                                             tmp_path):
+    instructor = tiny_course()
+    report = _autograde(package_with_roster, tmp_path, paste_solutions(editions.student_edition(instructor), instructor),
+                        user={"email": "ada@uni.edu", "id": 123, "name": "Ada Lovelace"})
+    assert report["score"] == 3.0
+    assert [t["visibility"] for t in report["tests"]] == ["after_due_date", "visible"]
+
+
+def test_a_roster_that_names_nobody_is_refused_before_anything_is_packed(tmp_path):
+    write(tiny_course(), tmp_path / "notebooks" / "hw.ipynb")
+    (tmp_path / "roster.csv").write_text("email,student\na@b.c,1\n")
+    assert main(["homework", "gradescope", "hw", "--notebooks", str(tmp_path / "notebooks"), "--out", str(tmp_path),
+                 "--roster", str(tmp_path / "roster.csv")]) == 2
+    assert not (tmp_path / "hw").exists()
+
+
+def _row(status, points, reason="", **more) -> Row:
+    return Row("ada-7", "hw.ipynb", "ex-a", points, 1.0, status, reason, 0.1, **more)
+
+
+def test_the_student_reads_their_parameters_and_the_rows_note_under_each_test():
+    row = _row("failed", 0.0, "the check failed: too slow", parameters="pipe_bytes=262144",
+               note="it ran under another student id")
+    [test] = gradescope.results([row])["tests"]
+    assert test["output"] == ("failed: the check failed: too slow\ngraded with your parameters: pipe_bytes=262144\n"
+                              "note: it ran under another student id")
+
+
+@pytest.mark.parametrize("row, visibility", [
+    (_row("passed", 1.0), "after_due_date"),
+    (_row("failed", 0.0, "hidden check 1 of 1 failed"), "after_due_date"),
+    (_row("partial", 0.5, "the check failed: x"), "after_due_date"),  # a point earned tells of a hidden check
+    (_row("failed", 0.0, "the check failed: isinstance"), "visible"),
+    (_row("failed", 0.0, "not answered"), "visible"),
+], ids=["passed", "hidden check failed", "partial", "public check failed", "not answered"])
+def test_a_test_whose_score_tells_of_hidden_checks_waits_for_the_chosen_visibility(row, visibility):
+    [test] = gradescope.results([row], {("hw", "ex-a")}, "after_due_date")["tests"]
+    assert test["visibility"] == visibility
+    assert gradescope.results([row], set(), "after_due_date")["tests"][0]["visibility"] == "visible"
+
+
+def test_the_exercises_hidden_checks_score_are_found_in_the_packed_notebooks(tmp_path):
+    write(tiny_course(), tmp_path / "hw.ipynb")
+    assert gradescope.hidden_exercises(tmp_path, None) == {("hw", "ex-a")}
+    (tmp_path / "private" / "hw").mkdir(parents=True)
+    (tmp_path / "private" / "hw" / "ex-b-check.add.py").write_text("assert total == 6\n")
+    assert gradescope.hidden_exercises(tmp_path, tmp_path / "private") == {("hw", "ex-a"), ("hw", "ex-b")}
+    (tmp_path / "private" / "hw" / "ex-b-check.add.py").unlink()
+    (tmp_path / "private" / "hw" / "ex-z-check.py").write_text("assert False\n")  # a typo: none can be told
+    assert gradescope.hidden_exercises(tmp_path, tmp_path / "private") == {("hw", "ex-a"), ("hw", "ex-b")}
 
 
 # Run as Gradescope runs it, with the choice the grader makes there: root, no bubblewrap, so the kernel runs as

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from iolab.commands.table import Subparsers, add_action
-from iolab.homework.intake import CANVAS_ID_COLUMNS, Intake
+from iolab.homework.contract import VISIBILITIES
+from iolab.homework.intake import CANVAS_ID_COLUMNS, Intake, RosterError
 from iolab.kit.paths import COURSE_DATA
 from iolab.kit.scale import SCALES
 
@@ -52,7 +53,9 @@ DESCRIPTIONS = {
     "gradescope": (
         "Write an autograder.zip (setup.sh, run_autograder, the kit, the lock and the instructor notebooks) that "
         "grades the named notebooks on Gradescope, one test per exercise. Without NOTEBOOK, the package grades "
-        "any of the course's notebooks."),
+        "any of the course's notebooks. With --roster, each submitter's course id comes from it (by email, then "
+        "sid, then gradescope:<user id>; one it does not name is told so and not graded). Exit status 2 when "
+        "the roster names nobody."),
     "gradescope-run": (
         "Grade ROOT/submission/*.ipynb against ROOT/source/notebooks and write ROOT/results/results.json, as "
         "Gradescope's run_autograder does."),
@@ -243,6 +246,11 @@ def add_gradescope(actions: Actions) -> None:
     scope.add_argument("notebook", nargs="*", metavar="NOTEBOOK", help="a notebook's stem, e.g. 02-blocking")
     scope.add_argument("--out", type=Path, default=Path("_build/gradescope"), help="folder for the package (default: %(default)s)")
     _checks_option(scope, "the instructor's own checks and course secret, packed in as private/")
+    scope.add_argument("--roster", type=Path, default=None, metavar="FILE",
+                       help="the roster homework intake reads, its keys holding each student's Gradescope email "
+                       "(or gradescope:<user id>): packed in, it gives each submitter their course id")
+    scope.add_argument("--visibility", default="after_published", choices=VISIBILITIES,
+                       help="when students see the tests hidden checks score (default: %(default)s)")
     _notebooks_option(scope)
 
 
@@ -255,7 +263,12 @@ def run_gradescope(args: argparse.Namespace) -> int:
         args.parser.error(f"no notebook called {', '.join(unknown)} in {args.notebooks}")
     paths = paths or sorted(args.notebooks.glob("*.ipynb"))
     name = paths[0].stem if len(args.notebook) == 1 else "all" if not args.notebook else "-".join(p.stem[:2] for p in paths)
-    out = gradescope.build_package(paths, args.out / name / "autograder.zip", args.checks)
+    try:
+        out = gradescope.build_package(paths, args.out / name / "autograder.zip", args.checks, args.roster,
+                                       args.visibility)
+    except RosterError as exc:
+        print(f"not packed: {exc}")
+        return 2
     print(f"autograder for {len(paths)} notebook{'s' * (len(paths) > 1)}: {out.resolve()}")
     return 0
 

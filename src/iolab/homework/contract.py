@@ -4,7 +4,7 @@ The grader (``grading``) sends the checker (``checker``) a :class:`NotebookJob` 
 cell and, per exercise, its given cells and checks) and, once the submission has run, the answers
 each check cell's stand-in wrote (:data:`Answers`); the checker sends back a :class:`Verdict`. All
 of it crosses as JSON over pipes the grader owns: nothing is written where the submission could
-read or replace it. :data:`Status` and :data:`SandboxKind` are the words a row and an option may use.
+read or replace it. :data:`Status`, :data:`SandboxKind` and :data:`Visibility` are the words a row and an option may use.
 
 Each message is a :class:`~iolab.kit.channel.Spec`, so the kit's strict reader builds it back: a
 missing, unknown or wrongly typed field, at any depth, is a :class:`ContractError` that names it,
@@ -26,6 +26,10 @@ STATUSES: tuple[Status, ...] = get_args(Status)
 # none: the grader's own user, for trusted submissions only.
 SandboxKind = Literal["bwrap", "nobody", "none"]
 SANDBOX_KINDS: tuple[SandboxKind, ...] = get_args(SandboxKind)
+# When Gradescope shows a student the tests hidden checks score (results.json's per-test visibility); its
+# "hidden" would hide them for good, which a course that publishes its grades does not want.
+Visibility = Literal["after_published", "after_due_date", "visible"]
+VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)
 # Check cell's grade_id -> the text its stand-in wrote in the submission's kernel (None: it wrote nothing).
 Answers = dict[str, str | None]
 
