@@ -155,12 +155,17 @@ homework: env
 # RELEASE_HIDDEN=1 quotes hidden checks' messages in the feedback (they state the answers);
 # CHECKS=dir adds the instructor's own checks and course secret (iolab.homework.private);
 # CANVAS_GRADEBOOK=file titles gradebook.csv's columns as that Canvas export's assignments.
+# Late work: DUE=2026-11-20T23:59 LATE_POLICY=10-per-day LATE_CAP=50 EXTENSIONS=file (book/instructors.md).
+# STUDENTS=ada,bob regrades only them, merged into $(GRADES); REASON="..." goes into history.csv.
 grade: env
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir (one folder per student id, holding their notebooks)"; exit 2; }
 	$(GUARD) $(BIN)/python -m iolab homework grade $(SUBMISSIONS) --out $(GRADES) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
 	  $(if $(JOBS),--jobs $(JOBS)) $(if $(NO_SANDBOX),--no-sandbox) $(if $(RELEASE_HIDDEN),--release-hidden) \
 	  $(if $(NAMES),--names $(NAMES)) $(if $(CHECKS),--checks $(CHECKS)) \
-	  $(if $(CANVAS_GRADEBOOK),--canvas-gradebook $(CANVAS_GRADEBOOK))
+	  $(if $(CANVAS_GRADEBOOK),--canvas-gradebook $(CANVAS_GRADEBOOK)) $(if $(DUE),--due $(DUE)) \
+	  $(if $(LATE_POLICY),--late-policy $(LATE_POLICY)) $(if $(LATE_CAP),--late-cap $(LATE_CAP)) \
+	  $(if $(EXTENSIONS),--extensions $(EXTENSIONS)) $(if $(STUDENTS),--students $(STUDENTS)) \
+	  $(if $(REASON),--reason "$(REASON)")
 
 # Gradescope: an autograder.zip for one notebook (NOTEBOOK=02-blocking) or for all of them; ROSTER=roster.csv
 # gives each submitter their course id, VISIBILITY=after_published|after_due_date|visible when hidden checks show.

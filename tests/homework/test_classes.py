@@ -68,3 +68,17 @@ def test_the_summary_names_the_canvas_columns_the_totals_and_every_file(tmp_path
     assert lines[0] == "Canvas columns: hw -> Homework 1 (4321) (? points in Canvas)"
     assert "3.0" in lines[1] and "1.0" in lines[1]
     assert lines[2:] == [f"grades: {tmp_path / 'grades.csv'}", f"gradebook: {tmp_path / 'gradebook.csv'}"]
+
+
+@pytest.mark.parametrize("late, refusal", [
+    (classes.LateSettings(policy="10%"), "--late-policy 10%: not 'none' nor 'PCT-per-day'"),
+    (classes.LateSettings(policy="10-per-day", cap=120), "--late-cap 120"),
+    (classes.LateSettings(due="Friday"), "--due 'Friday': not an ISO date-time"),
+    (classes.LateSettings(extensions=Path("/no/such.csv")), "--extensions /no/such.csv: no such file"),
+])
+def test_prepare_refuses_a_late_work_setting_that_cannot_work_by_its_flag(course: tuple[Path, Path],
+                                                                          late: classes.LateSettings,
+                                                                          refusal: str) -> None:
+    notebooks, subs = course
+    with pytest.raises(classes.SettingRefused, match=refusal):
+        classes.prepare(subs, notebooks, sandboxed=False, late=late)

@@ -136,6 +136,16 @@ def add_grade(actions: Actions) -> None:
     grade.add_argument("--total", action=argparse.BooleanOptionalAction, default=None,
                        help="a Total column in gradebook.csv (default: only without a Canvas gradebook export, "
                        "since Canvas makes an unknown column a new assignment)")
+    grade.add_argument("--due", default=None, metavar="WHEN",
+                       help="the due date, an ISO date-time (UTC unless it names a zone): a notebook's file time after it is late")
+    grade.add_argument("--late-policy", default="none", metavar="POLICY",
+                       help="'none' (lateness shown, nothing taken off; the default) or 'PCT-per-day', e.g. 10-per-day")
+    grade.add_argument("--late-cap", type=float, default=None, metavar="PCT", help="at most PCT %% off for lateness (default: 100)")
+    grade.add_argument("--extensions", type=Path, default=None, metavar="CSV",
+                       help="a CSV of student,notebook,due: a later due date for that student and notebook")
+    grade.add_argument("--students", default=None, metavar="ID,ID",
+                       help="regrade only these students, merging their rows into the existing grades CSV (history.csv says what changed)")
+    grade.add_argument("--reason", default="regrade", help="why, in history.csv, for --students (default: %(default)s)")
     _checks_option(grade, "the instructor's own checks and course secret, outside the repository (see iolab.homework.private)")
     _notebooks_option(grade)
 
@@ -147,7 +157,9 @@ def run_grade(args: argparse.Namespace) -> int:
         plan = classes.prepare(args.submissions, args.notebooks, checks=args.checks, time_limit=args.timeout,
                                whole=args.whole, sandboxed=not args.no_sandbox, release_hidden=args.release_hidden,
                                jobs=args.jobs, out=args.out, names=args.names, canvas_gradebook=args.canvas_gradebook,
-                               canvas_assignments=args.canvas_assignment, total=args.total)
+                               canvas_assignments=args.canvas_assignment, total=args.total,
+                               late=classes.LateSettings(args.late_policy, args.late_cap, args.due, args.extensions),
+                               students=(args.students or "").split(","), reason=args.reason)
     except classes.SettingRefused as exc:
         args.parser.error(str(exc))
     except sandbox.SandboxMissing as exc:

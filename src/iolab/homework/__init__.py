@@ -18,7 +18,9 @@ passes a cap costs that submission its rows. ``batch`` grades a class,
 several at a time; ``classes`` is the whole of ``homework grade``: the settings checked before any
 grading, then ``batch``, the reports and the totals; ``untrusted`` reads the files a submission controls (its notebook, its answers)
 as data, a regular file within a limit and never through a link; ``reports`` writes the gradebook,
-pass rates and feedback; ``intake`` unpacks an LMS's download; ``gradescope`` packages the grader
+pass rates and feedback, with the penalties ``lateness`` reckons (due date, policy, extensions, Canvas's
+late mark); ``regrade`` regrades a few students into the class's files and keeps their ``history.csv``;
+``intake`` unpacks an LMS's download; ``gradescope`` packages the grader
 in Gradescope's format; ``notes`` and ``times`` feed the book's instructor notes. ``leaks`` finds a graded answer a student could read before its
 question; ``private`` reads an instructor's own checks and course secret, kept outside the
 repository. Per-student parameters come from ``iolab.kit.student``.

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from iolab.homework import batch, caps, grading, intake, private, reports, sandbox
+from iolab.homework import batch, caps, grading, intake, lateness, private, regrade, reports, sandbox
 
 
 class SettingRefused(ValueError):
@@ -38,6 +38,9 @@ class ClassGrading:
     assignments: dict[str, str] | None = None  # a Canvas export's assignment columns, with points possible
     chosen: dict[str, str] = field(default_factory=dict)  # notebook stem -> its Canvas assignment
     total: bool | None = None  # a Total column in gradebook.csv (None: only without a Canvas export)
+    rules: lateness.Rules = lateness.Rules()  # what late work costs
+    students: tuple[str, ...] = ()  # a regrade of these students only (none: the whole class)
+    reason: str = regrade.REASON  # why, in history.csv
 
     def announce(self) -> list[str]:
         """What is about to happen, in two lines: how many at a time, in which sandbox, under which caps."""
@@ -96,15 +99,40 @@ def _canvas(submissions: Path, canvas_gradebook: Path | None,
     return assignments
 
 
+@dataclass(frozen=True)
+class LateSettings:
+    """The late-work flags as given: ``--late-policy``, ``--late-cap``, ``--due``, ``--extensions``."""
+
+    policy: str = "none"
+    cap: float | None = None
+    due: str | None = None
+    extensions: Path | None = None
+
+
+def _rules(submissions: Path, given: LateSettings) -> lateness.Rules:
+    """The late-work rules the flags give, with the marks intake kept; :class:`SettingRefused` naming a bad flag."""
+    if given.extensions is not None and not given.extensions.is_file():
+        raise SettingRefused(f"--extensions {given.extensions}: no such file")
+    try:
+        return lateness.Rules(lateness.Policy.parse(given.policy, given.cap),
+                              lateness.parse_due(given.due) if given.due else None,
+                              lateness.read_extensions(given.extensions) if given.extensions else None,
+                              frozenset(lateness.read_marks(submissions / lateness.MARKS)))
+    except ValueError as exc:
+        raise SettingRefused(str(exc) if str(exc).startswith("--") else f"--due {exc}") from None
+
+
 def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, time_limit: float | None = None,
             whole: bool = False, sandboxed: bool = True, release_hidden: bool = False, jobs: int = 1,
             out: Path | None = None, names: Path | None = None, canvas_gradebook: Path | None = None,
-            canvas_assignments: Iterable[str] = (), total: bool | None = None) -> ClassGrading:
+            canvas_assignments: Iterable[str] = (), total: bool | None = None, late: LateSettings | None = None,
+            students: Iterable[str] = (), reason: str = regrade.REASON) -> ClassGrading:
     """The grading of the class in ``submissions`` with these settings (the command's flags), checked.
 
     :class:`SettingRefused` for a setting that cannot work, ``sandbox.SandboxMissing`` when ``sandboxed`` and
     bubblewrap cannot run here. ``out`` defaults to ``SUBMISSIONS/grades.csv``, ``names`` to the
-    ``names.csv`` that ``homework intake`` writes, ``canvas_gradebook`` to the export intake keeps.
+    ``names.csv`` that ``homework intake`` writes, ``canvas_gradebook`` to the export intake keeps;
+    ``late`` is how late work is judged (:func:`_rules`); ``students`` regrades only them (``regrade``).
     """
     if checks is not None:
         _check_private(checks, notebooks)
@@ -120,20 +148,33 @@ def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, t
                                      whole=whole, sandbox="bwrap" if sandboxed else "none",
                                      release_hidden=release_hidden, private=str(checks.resolve()) if checks else None)
     chosen = dict(pair.split("=", 1) for pair in canvas_assignments if "=" in pair)
-    return ClassGrading(submissions, notebooks, options, jobs, out or submissions / "grades.csv", held_to,
+    out = out or submissions / "grades.csv"
+    try:
+        students = regrade.check(submissions, out, students)
+    except ValueError as exc:
+        raise SettingRefused(f"--students: {exc}") from None
+    return ClassGrading(submissions, notebooks, options, jobs, out, held_to,
                         names or submissions / intake.NAMES, _canvas(submissions, canvas_gradebook, chosen),
-                        chosen, total)
+                        chosen, total, _rules(submissions, late or LateSettings()), students, reason)
 
 
 def grade_class(plan: ClassGrading) -> GradeSummary:
     """Grade every submission of ``plan`` into its grades CSV, then write the reports beside the submissions."""
-    rows = batch.write_csv(batch.grade_folder(plan.submissions, plan.notebooks, plan.options, plan.jobs), plan.out)
+    if plan.students:
+        rows = regrade.regrade(plan.submissions, plan.out, plan.students, plan.reason,
+                               lambda folder: batch.grade_folder(folder, plan.notebooks, plan.options, plan.jobs))
+    else:
+        rows = batch.write_csv(batch.grade_folder(plan.submissions, plan.notebooks, plan.options, plan.jobs), plan.out)
     if not rows:
         return GradeSummary(rows, plan.out)
+    late = lateness.lateness(plan.submissions, ((r.student, r.notebook) for r in rows), plan.rules)
+    if plan.rules.given:
+        lateness.annotate(plan.out, late)
     people = intake.read_people(plan.names) if plan.names.is_file() else None
     columns = None
     if plan.assignments is not None:
         columns = reports.assignment_columns({r.notebook for r in rows if r.exercise}, plan.assignments, plan.chosen)
-    paths = reports.write_reports(rows, plan.submissions, people, plan.options.release_hidden, columns, plan.total)
+    paths = reports.write_reports(rows, plan.submissions, people, plan.options.release_hidden, columns, plan.total,
+                                  late, plan.students or None)
     table = pd.DataFrame(rows).groupby(["student", "notebook"])[["points", "max_points", "seconds"]].sum()
     return GradeSummary(rows, plan.out, columns, plan.assignments, paths, table)

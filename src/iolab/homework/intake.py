@@ -16,9 +16,9 @@ Canvas user id. Either way ``names.csv`` keeps, per student, what the gradebook 
 (:data:`PEOPLE_COLUMNS`). A roster with neither set of columns is refused with :class:`RosterError`,
 which names the columns it has and those it lacks.
 
-A student's single notebook under a name that is not the course's (``hw2 final.ipynb``) is placed
-as the assignment's notebook (:func:`graded_as`, as the Gradescope grader does): the one named by
-``assignment``, else the one course notebook the class's other uploads name.
+A student's single notebook under a name that is not the course's (``hw2 final.ipynb``) is placed as the assignment's
+notebook (:func:`graded_as`, as the Gradescope grader does): ``assignment``, else the one course notebook the others name.
+Lateness is kept (``lateness.record``): Canvas's ``LATE`` marks in ``lateness.csv``, each file's time in the zip as its own.
 
 Nothing is dropped silently, and nothing in the zip is trusted:
 
@@ -49,6 +49,8 @@ import zlib
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from iolab.homework import lateness
 
 # content_zipper.rb's get_filename: [sortable name, "LATE" if late, user id] joined by "_", then
 # "_<attachment id>_<display name>"; an anonymous assignment's "anon_<anonymous id>" in place of name and id.
@@ -93,11 +95,8 @@ class Roster:
 
 @dataclass
 class Intake:
-    """What an intake did: files placed per student id, files it could not place or would not, and the names it learned.
-
-    ``placed`` holds the file the grader grades (one per notebook); ``earlier`` the older uploads
-    kept in ``.earlier``; ``refused`` each member not written, with why.
-    """
+    """What an intake did: files placed per student id (``placed``: the one graded per notebook; ``earlier``: the older
+    uploads, in ``.earlier``), files it could not place or would not (``refused``: with why), and the names it learned."""
 
     placed: dict[str, list[Path]] = field(default_factory=dict)
     unmatched: list[str] = field(default_factory=list)
@@ -396,4 +395,5 @@ def intake(archive: Path, roster: Path, out: Path, notebooks: set[str] | None = 
             else:
                 result.placed.setdefault(upload.student, []).append(target)
     write_people(who.people, out / NAMES)
+    lateness.record(out, [(u.student, targets[u.place], u.member) for u in uploads if u.place in targets])
     return result

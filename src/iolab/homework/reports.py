@@ -26,6 +26,9 @@ import pandas as pd
 
 from iolab.homework.grading import Row
 from iolab.homework.intake import CANVAS_EXPORT, POINTS_POSSIBLE
+from iolab.homework.lateness import Late, replace_csv
+
+Lateness = Mapping[tuple[str, str], Late]  # (student, notebook) -> how late, and the percent off
 
 CANVAS_COLUMNS = list(CANVAS_EXPORT)
 # Where each of Canvas's columns comes from in names.csv (intake.PEOPLE_COLUMNS)
@@ -85,17 +88,21 @@ def assignment_columns(notebooks: Collection[str], assignments: Collection[str],
 
 
 def gradebook(rows: Sequence[Row], people: Mapping[str, Mapping[str, str]] | None = None,
-              columns: Mapping[str, str] | None = None, total: bool | None = None) -> pd.DataFrame:
+              columns: Mapping[str, str] | None = None, total: bool | None = None,
+              late: Lateness | None = None) -> pd.DataFrame:
     """The class's gradebook: "Points Possible" first, then a row per student; a column per notebook [and ``Total``].
 
     ``people`` maps a student id to its ``names.csv`` row (intake.PEOPLE_COLUMNS), when known;
     ``columns`` a notebook's stem to its Canvas column (:func:`assignment_columns`). ``total``
-    defaults to a ``Total`` column only without ``columns``.
+    defaults to a ``Total`` column only without ``columns``; ``late`` takes each late notebook's penalty off.
     """
     total = columns is None if total is None else total
     frame = _frame(rows)
     if frame.empty:
         return pd.DataFrame(columns=[*CANVAS_COLUMNS, *(["Total"] if total else [])])
+    if late:
+        off = [late.get((s, n), Late(0, 0.0)).penalty for s, n in zip(frame["student"], frame["notebook"])]
+        frame["points"] = frame["points"] * (1 - pd.Series(off, index=frame.index, dtype=float) / 100)
     points = frame.pivot_table(index="student", columns="notebook", values="points", aggfunc="sum", fill_value=0.0)
     possible = frame.groupby(["notebook", "exercise"])["max_points"].max().groupby("notebook").sum()
     points = points.reindex(columns=possible.index, fill_value=0.0)
@@ -128,10 +135,15 @@ def pass_rates(rows: Sequence[Row]) -> pd.DataFrame:
     return table.reset_index().round(1)
 
 
-def feedback_text(student: str, notebook: str, rows: Sequence[Row], release_hidden: bool = False) -> str:
-    """One student's feedback on one notebook, as Markdown (its reasons quote hidden checks only if the rows do)."""
+def feedback_text(student: str, notebook: str, rows: Sequence[Row], release_hidden: bool = False,
+                  late: Late | None = None) -> str:
+    """One student's feedback on one notebook, as Markdown (its reasons quote hidden checks only if the rows do);
+    a ``late`` notebook's says how late, and its points before and after the penalty."""
     earned, possible = sum(r.points for r in rows), sum(r.max_points for r in rows)
     lines = [f"# {notebook}: {earned:g} of {possible:g} points", "", f"Student: `{student}`", ""]
+    if late is not None and late.days:
+        after = round(earned * (1 - late.penalty / 100), 2)
+        lines += [f"**Late:** {late.words()}" + (f" ({after:g} of {possible:g} points after it)" if late.penalty else ""), ""]
     notes = sorted({r.note for r in rows if r.note})
     for note in notes:
         lines += [f"**Note:** {note}", ""]
@@ -155,20 +167,23 @@ def feedback_text(student: str, notebook: str, rows: Sequence[Row], release_hidd
 
 def write_reports(rows: Sequence[Row], folder: Path, people: Mapping[str, Mapping[str, str]] | None = None,
                   release_hidden: bool = False, columns: Mapping[str, str] | None = None,
-                  total: bool | None = None) -> dict[str, Path]:
-    """Write the gradebook (:func:`gradebook` with ``people``, ``columns``, ``total``), the pass rates and every
-    feedback file into ``folder``; their paths by kind."""
+                  total: bool | None = None, late: Lateness | None = None,
+                  only: Collection[str] | None = None) -> dict[str, Path]:
+    """Write the gradebook (:func:`gradebook` with ``people``, ``columns``, ``total``, ``late``), the pass rates and
+    the feedback files (of the students in ``only``, when given) into ``folder``; their paths by kind."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"gradebook": folder / "gradebook.csv", "pass rates": folder / "pass-rates.csv",
              "feedback": folder / FEEDBACK}
-    gradebook(rows, people, columns, total).to_csv(paths["gradebook"], index=False)
-    pass_rates(rows).to_csv(paths["pass rates"], index=False)
+    replace_csv(gradebook(rows, people, columns, total, late), paths["gradebook"])
+    replace_csv(pass_rates(rows), paths["pass rates"])
     by_file: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
         by_file.setdefault((row.student, row.notebook), []).append(row)
     for (student, notebook), mine in by_file.items():
+        if only is not None and student not in only:
+            continue
         # a row about the student's folder names no notebook: its file must not be a hidden ".md"
         target = paths["feedback"] / student / f"{Path(notebook).stem or FOLDER_FEEDBACK}.md"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(feedback_text(student, notebook, mine, release_hidden))
+        target.write_text(feedback_text(student, notebook, mine, release_hidden, (late or {}).get((student, notebook))))
     return paths
