@@ -111,6 +111,8 @@ class Batch:
     probe: looplag.LagProbe
     seconds: float
     cpu_s: float  # CPU time of this process (all its threads) and of the pool's processes during the batch
+    # CPU time of this process alone: where the jobs ran. Unlike a lag, a neighbour on the cores cannot move it.
+    own_cpu_s: float = 0.0
 
     def summary(self) -> dict[str, Any]:
         """One row: strategy, jobs, seconds, jobs/s, cores used (CPU s per s) and the lag summary."""
@@ -141,12 +143,13 @@ def measure(
     if strategy.run_one is in_process_pool and pool is None:
         raise ValueError("the 'process pool' strategy needs a pool: pass pool=open_pool() (a with block)")
     job = functools.partial(julia.julia, *julia.size_for_ms(job_ms))
-    cpu_before = _cpu_seconds(pool)
+    cpu_before, own_before = _cpu_seconds(pool), procfs.cpu_seconds(os.getpid())
     if strategy.library == "trio":
         probe, seconds = runners.run_trio(_trio_batch, strategy, job, jobs, pool)
     else:
         probe, seconds = runners.run_asyncio(_asyncio_batch, strategy, job, jobs, pool)
-    return Batch(strategy.name, job_ms, jobs, probe, seconds, _cpu_seconds(pool) - cpu_before)
+    return Batch(strategy.name, job_ms, jobs, probe, seconds, _cpu_seconds(pool) - cpu_before,
+                 procfs.cpu_seconds(os.getpid()) - own_before)
 
 
 def open_pool(workers: int | None = None) -> concurrent.futures.ProcessPoolExecutor:
