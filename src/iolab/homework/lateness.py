@@ -18,12 +18,13 @@ its rows); the gradebook holds the points after it, the feedback says both.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import os
 import re
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
@@ -168,18 +169,28 @@ def annotate(grades: Path, late: Mapping[tuple[str, str], Late]) -> None:
         reader = csv.DictReader(f)
         header = [c for c in reader.fieldnames or [] if c not in ("late_days", "penalty")]
         rows = list(reader)
-    temporary = grades.with_name(f".{grades.name}.tmp")
-    with temporary.open("w", newline="") as f:
+    with open_replacement(grades) as temporary, temporary.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=[*header, "late_days", "penalty"], extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             found = late.get((row["student"], row["notebook"]), Late(0, 0.0))
             writer.writerow({**row, "late_days": found.days, "penalty": f"{found.penalty:g}"})
-    os.replace(temporary, grades)
+
+
+@contextlib.contextmanager
+def open_replacement(path: Path) -> Iterator[Path]:
+    """A temporary file beside ``path`` to write; renamed over ``path`` when the block ends, removed if it raises:
+    ``path`` is the old file or the whole new one, never half written."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        yield temporary
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    os.replace(temporary, path)
 
 
 def replace_csv(frame: pd.DataFrame, path: Path) -> None:
-    """Write ``frame`` to a temporary file beside ``path``, then rename it over ``path``: all or nothing."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    frame.to_csv(temporary, index=False)
-    os.replace(temporary, path)
+    """Write ``frame`` over ``path``, all or nothing (:func:`open_replacement`)."""
+    with open_replacement(path) as temporary:
+        frame.to_csv(temporary, index=False)

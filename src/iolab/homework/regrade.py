@@ -19,6 +19,7 @@ from pathlib import Path
 
 from iolab.homework import batch
 from iolab.homework.grading import Row
+from iolab.homework.lateness import open_replacement
 
 HISTORY = "history.csv"
 HISTORY_COLUMNS = ["when", "student", "notebook", "exercise", "old_points", "new_points", "why"]
@@ -49,11 +50,9 @@ def read_rows(path: Path) -> list[Row]:
 
 
 def write_rows(rows: Iterable[Row], path: Path) -> list[Row]:
-    """Write a grades CSV all at once: to a temporary file beside ``path``, renamed over it."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    written = batch.write_csv(rows, temporary)
-    temporary.replace(path)
-    return written
+    """Write a grades CSV all at once (:func:`~iolab.homework.lateness.open_replacement`)."""
+    with open_replacement(path) as temporary:
+        return batch.write_csv(rows, temporary)
 
 
 def merge(old: list[Row], new: list[Row], students: Iterable[str]) -> list[Row]:
