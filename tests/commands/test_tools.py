@@ -32,11 +32,14 @@ def test_compare_warns_about_unstable_runs_and_refuses_what_is_not_numbers(capsy
     assert "neither a file nor numbers" in capsys.readouterr().err
 
 
-def _claims(folder, **verdicts):
+def _claims(folder, machine=None, **verdicts):
     folder.mkdir()
     rows = [{"chapter": "04", "claim": name, "statement": f"{name} holds", "scale": "quick", "expect": "higher",
              "verdict": v, "held": "held" if v == "higher" else "did not hold"} for name, v in verdicts.items()]
     pd.DataFrame(rows).to_csv(folder / "04-claims.csv", index=False)
+    if machine:
+        cpu, cores = machine
+        (folder / "04-claims.json").write_text(json.dumps({"cpu": cpu, "cores": cores, "scale": "quick"}))
     return folder
 
 
@@ -83,3 +86,23 @@ def test_record_reference_leaves_a_chapter_whose_shipped_verdicts_agree(tmp_path
     (reference / "04-claims.json").write_text('{"cpu": "the reference machine"}')
     assert main(["claims", str(run), "--reference", str(reference), "--record-reference"]) == 0
     assert "the reference machine" in (reference / "04-claims.json").read_text()
+
+
+def test_claims_compares_runs_on_the_same_kind_of_machine_only(tmp_path, capsys):
+    xeon, laptop = ("Intel Xeon", 2), ("Apple M2", 8)
+    earlier = _claims(tmp_path / "earlier", machine=xeon, fast="higher")
+    elsewhere = _claims(tmp_path / "elsewhere", machine=laptop, fast="lower")
+    assert main(["claims", str(elsewhere), "--earlier", str(earlier)]) == 0
+    assert "same kind of machine" in capsys.readouterr().out
+    here = _claims(tmp_path / "here", machine=xeon, fast="lower")
+    assert main(["claims", str(here), "--earlier", str(earlier)]) == 1
+    assert "flipped: 04-claim-fast" in capsys.readouterr().out
+
+
+def test_claims_compares_the_later_run_with_every_earlier_one_given(tmp_path, capsys):
+    (tmp_path / "none").mkdir()
+    recorded = _claims(tmp_path / "recorded", fast="higher")
+    later = _claims(tmp_path / "later", fast="lower")
+    assert main(["claims", str(later), "--earlier", str(tmp_path / "none"), "--earlier", str(recorded)]) == 1
+    out = capsys.readouterr().out
+    assert "no claims recorded in" in out and f"higher in {recorded}" in out

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from iolab.commands.table import Subparsers, print_table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def add_guard(sub: Subparsers) -> None:
@@ -104,7 +108,9 @@ def add_compare(sub: Subparsers) -> None:
 def add_claims(sub: Subparsers) -> None:
     p = sub.add_parser("claims", help="the chapters' claims as two runs decided them; fails if one flipped")
     p.add_argument("later", nargs="?", help="folder of the later run's NN-claims.csv (default: data/measured)")
-    p.add_argument("--earlier", help="folder of the earlier run's (default: data/reference)")
+    p.add_argument("--earlier", action="append",
+                   help="folder of an earlier run's (default: data/reference); repeat it to compare with each that "
+                        "holds claims (the last run's, and data/reference/quick, a quick run recorded on the reference machine)")
     p.add_argument("--reference", help="folder of the shipped reference verdicts (default: data/reference)")
     p.add_argument("--record-reference", action="store_true",
                    help="write the reference data's verdicts, as the later run's notebooks decided them, to the reference folder")
@@ -115,7 +121,7 @@ def add_claims(sub: Subparsers) -> None:
         from iolab.kit.paths import data_dir
 
         later = Path(args.later) if args.later else data_dir() / "measured"
-        earlier = Path(args.earlier) if args.earlier else data_dir() / "reference"
+        earlier_runs = [Path(e) for e in args.earlier] if args.earlier else [data_dir() / "reference"]
         reference = Path(args.reference) if args.reference else data_dir() / "reference"
         if args.record_reference:
             return _record_reference(later, reference)
@@ -127,21 +133,36 @@ def add_claims(sub: Subparsers) -> None:
         if len(stale):
             print(f"the reference verdicts are out of date: `python -m iolab claims --record-reference` writes them "
                   f"from this run's NN-claims-on-reference files; commit {reference}")
-        a, b = claims.recorded(earlier), claims.recorded(later)
-        if a.empty or b.empty:
-            print(f"no claims recorded in {earlier if a.empty else later}: nothing to compare")
-            return 1 if len(stale) else 0
-        both = a.merge(b, on=["chapter", "claim"], how="outer", suffixes=(" earlier", " later"))
-        shown = both[["chapter", "claim", "scale earlier", "held earlier", "verdict earlier",
-                      "scale later", "held later", "verdict later"]].fillna("")
-        print_table(shown, args.json)
-        flipped = claims.flips(a, b)
-        for _, row in flipped.iterrows():
-            print(f"flipped: {row['chapter']}-claim-{row['claim']} ({row['statement earlier']}): "
-                  f"{row['verdict earlier']} in {earlier}, {row['verdict later']} in {later}")
-        return 1 if len(flipped) or len(stale) else 0
+        later_claims = claims.recorded(later)
+        failed = bool(len(stale))
+        for earlier in earlier_runs:
+            failed |= _compare_runs(claims.recorded(earlier), later_claims, earlier, later, args.json)
+        return 1 if failed else 0
 
     p.set_defaults(run=run)
+
+
+def _compare_runs(a: pd.DataFrame, b: pd.DataFrame, earlier: Path, later: Path, as_json: bool) -> bool:
+    """Print two runs' claims side by side and each claim one decided higher and the other lower; True if any was."""
+    from iolab.kit import claims
+
+    if a.empty or b.empty:
+        print(f"no claims recorded in {earlier if a.empty else later}: nothing to compare")
+        return False
+    both = claims.comparable(a, b)
+    if both.empty:
+        machines = sorted(set(a["machine"]) | set(b["machine"]))
+        print(f"{earlier} and {later}: no claim decided at the same scale on the same kind of machine "
+              f"({'; '.join(m for m in machines if m)}): nothing to compare")
+        return False
+    shown = both[["chapter", "claim", "scale", "held earlier", "verdict earlier", "held later", "verdict later"]].fillna("")
+    print(f"{earlier} against {later}:")
+    print_table(shown, as_json)
+    flipped = claims.flips(a, b)
+    for _, row in flipped.iterrows():
+        print(f"flipped: {row['chapter']}-claim-{row['claim']} ({row['statement earlier']}): "
+              f"{row['verdict earlier']} in {earlier}, {row['verdict later']} in {later}")
+    return bool(len(flipped))
 
 
 def _record_reference(later: Path, reference: Path) -> int:

@@ -13,6 +13,7 @@ by side (:func:`flips`: a claim one run called higher and another lower was deci
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,18 +122,41 @@ def recorded(folder: Path, on_reference: bool = False) -> pd.DataFrame:
     this run's claims decide it (what :meth:`Claims.what_held` saves beside this run's verdicts).
     """
     files = sorted(folder.glob(f"*-claims{ON_REFERENCE if on_reference else ''}.csv"))
-    frames = [pd.read_csv(f, dtype={"chapter": str}) for f in files]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=RECORD)
+    frames = [pd.read_csv(f, dtype={"chapter": str}).assign(machine=_machine(f.with_suffix(".json"))) for f in files]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*RECORD, "machine"])
+
+
+def _machine(described: Path) -> str:
+    """The processor and core count a run's JSON names ("" when it names none): what decides whether two
+    runs' verdicts should agree. A reader's 8-core laptop may rightly decide otherwise than the reference."""
+    try:
+        run = json.loads(described.read_text())
+    except (OSError, ValueError):
+        return ""
+    return f"{run['cpu']}, {run['cores']} cores" if isinstance(run, dict) and "cpu" in run and "cores" in run else ""
 
 
 def flips(earlier: pd.DataFrame, later: pd.DataFrame) -> pd.DataFrame:
-    """The claims two runs at the same scale decided in opposite directions, with both runs' columns.
+    """The claims two runs at the same scale, on the same kind of machine, decided in opposite directions,
+    with both runs' columns.
 
-    Runs at different scales are different experiments (shorter, fewer clients): they are not compared.
+    Runs at different scales are different experiments (shorter, fewer clients), and runs on different
+    processors or core counts may differ by design (each claim says why it can): neither is compared. A run
+    that names no machine is compared with any.
     """
-    both = earlier.merge(later, on=["chapter", "claim", "scale"], suffixes=(" earlier", " later"))
+    both = comparable(earlier, later)
     opposite = [(a, b) in OPPOSITE for a, b in zip(both["verdict earlier"], both["verdict later"])]
     return both[pd.Series(opposite, index=both.index, dtype=bool)]
+
+
+def comparable(earlier: pd.DataFrame, later: pd.DataFrame) -> pd.DataFrame:
+    """The claims both runs decided at the same scale on the same kind of machine, side by side."""
+    def named(run: pd.DataFrame) -> pd.DataFrame:  # a frame built by hand names no machine: compared with any
+        return run if "machine" in run else run.assign(machine="")
+
+    both = named(earlier).merge(named(later), on=["chapter", "claim", "scale"], suffixes=(" earlier", " later"))
+    a, b = both["machine earlier"].fillna(""), both["machine later"].fillna("")
+    return both[(a == b) | (a == "") | (b == "")]
 
 
 def stale(shipped: pd.DataFrame, decided: pd.DataFrame) -> pd.DataFrame:
