@@ -211,7 +211,7 @@ ENGINE_SH := container/engine.sh
 # make base-image && make image BASE=localhost/debian-local:bookworm
 base-image:
 	@command -v debootstrap >/dev/null || { echo "base-image needs debootstrap (apt install debootstrap) and root"; exit 2; }
-	rm -rf $(BUILD)/debian-root && debootstrap --variant=minbase bookworm $(BUILD)/debian-root http://deb.debian.org/debian
+	rm -rf $(BUILD)/debian-root && mkdir -p $(BUILD) && debootstrap --variant=minbase bookworm $(abspath $(BUILD))/debian-root http://deb.debian.org/debian
 	tar -C $(BUILD)/debian-root -c . | $$($(ENGINE_SH) engine) import - localhost/debian-local:bookworm
 	rm -rf $(BUILD)/debian-root
 
