@@ -125,24 +125,18 @@ def run(options: Options) -> int:
     return MODELS[options.model].serve(options)
 
 
-@dataclass(frozen=True)
-class Server:
-    """A running server started by :func:`open_server`."""
+@dataclass(frozen=True, kw_only=True)
+class Server(channel.Listening):
+    """A running server started by :func:`open_server`: where it listens (``url``, ``port``, ``pid``, as every
+    listening child of the kit), its model and its process."""
 
     model: str
-    port: int
     process: procs.ManagedProcess
-    host: str = HOST
 
-    @property
-    def url(self) -> str:
-        """The base URL, e.g. ``http://127.0.0.1:41234``."""
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def pid(self) -> int:
-        """The server's (parent) process id."""
-        return self.process.pid
+    @classmethod
+    def at(cls, listening: channel.Listening, model: str, process: procs.ManagedProcess) -> Server:
+        """The server ``process`` of ``model``, listening where ``listening`` says."""
+        return cls(port=listening.port, pid=listening.pid, host=listening.host, model=model, process=process)
 
 
 # The settings open_server takes: every field of Options but the model.
@@ -174,7 +168,7 @@ def open_server(model: str | Options, *, namespace: str | None = None, **setting
     calibration = {julia.CALIBRATION_ENV: f"{julia.seconds_per_pixel() * 1e9:.1f}"}
     with channel.open_child(options, namespace=namespace, env=calibration) as child:
         listening = child.wait_listening(procs.START_SECONDS, options.host)
-        yield Server(options.model, listening.port, child.process, options.host)
+        yield Server.at(listening, options.model, child.process)
 
 
 __all__ = ["MODELS", "Model", "Options", "Server", "open_server", "run"]

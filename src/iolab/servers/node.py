@@ -78,4 +78,4 @@ def open_node_server(static_dir: Path = STATIC_DIR) -> Iterator[Server]:
         script.write_text(SCRIPT)
         argv = [node, str(script), str(static_dir), SPRITE_NAME, TINY.body.decode(), LISTENING]
         with procs.open_process(argv) as process:
-            yield Server("node", channel.wait_listening(process, START_SECONDS).port, process)
+            yield Server.at(channel.wait_listening(process, START_SECONDS), "node", process)

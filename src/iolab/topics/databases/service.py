@@ -68,7 +68,7 @@ def open_service(db: Database, which: int | str, sql: str, size: int = POOL_SIZE
     try:
         with channel.open_child(spec) as child:
             listening = child.wait_listening(START_SECONDS + POOL_OPEN_SECONDS)
-            yield Server(spec.name, listening.port, child.process)
+            yield Server.at(listening, spec.name, child.process)
     finally:
         db.wait_backends(before)
 
