@@ -34,7 +34,9 @@ DESCRIPTIONS = {
         "IOLAB_SCALE=quick with IOLAB_STUDENT=<student>, each submission in a sandbox (bubblewrap) and its "
         "checks in a separate checker process. Writes the grades CSV (one row per student and exercise: student, "
         "notebook, exercise, points, max_points, status, reason, seconds), SUBMISSIONS/gradebook.csv (Canvas's "
-        "import format), SUBMISSIONS/pass-rates.csv and SUBMISSIONS/feedback/<student>/<notebook>.md. A "
+        "import format), SUBMISSIONS/pass-rates.csv, SUBMISSIONS/feedback/<student>/<notebook>.md (and .html), and "
+        "what the submissions' runs measured, class-measurements.csv beside the grades CSV with a page of figures, "
+        "class-measurements.html (see the measurements action). A "
         "submission that fails, hangs, tampers, lost a check or passed a cap (processes, memory, file size, its "
         "folder, /tmp, output: the IOLAB_GRADE_* variables, see book/instructors.md, 'Caps') gets its rows with the reason; the batch "
         "goes on, and the exit status is 0 once every submission has its rows."),
