@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pandas as pd
 import pytest
 
-from homework_notebooks import cell_index, course, nbgrader_cell, paste_solutions, statement, write
-from iolab.homework import classes, editions, measurements, measurements_page
+from homework_notebooks import ROOT, cell_index, course, nbgrader_cell, paste_solutions, read, statement, write
+from iolab.homework import checker, classes, editions, grading, markup, measurements, measurements_page
 from iolab.homework.grading import Row
 
 NOTEBOOK = "lab.ipynb"
@@ -51,7 +50,7 @@ def _hand_in(subs: Path, student: str, solution: str | None = None, printed: str
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, classes.GradeSummary]]:
+def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, classes.GradeSummary]:
     """A class of three graded end to end, once for this file: ada and bob honest (ada's notebook says her
     machine), eve forging her rate as 1e300, and a reference table naming the rate's reference data."""
     tmp_path = tmp_path_factory.mktemp("class")
@@ -67,10 +66,11 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, cla
                                                          "scale": "full"}))
     table = tmp_path / "measured-reference.csv"
     table.write_text("notebook,name,data,where,column\nlab,rate_rps,07-rates,way == 'y',rps\n")
-    with pytest.MonkeyPatch.context() as monkeypatch:
+    with pytest.MonkeyPatch.context() as monkeypatch:  # while grading only: later tests read the course's own
         monkeypatch.setattr(measurements, "REFERENCES", table)
         monkeypatch.setattr(measurements, "REFERENCE_DATA", reference)
-        yield subs, classes.grade_class(classes.prepare(subs, tmp_path / "notebooks", sandboxed=False, time_limit=60))
+        summary = classes.grade_class(classes.prepare(subs, tmp_path / "notebooks", sandboxed=False, time_limit=60))
+    return subs, summary
 
 
 def test_grading_writes_a_row_per_student_exercise_and_measured_name_beside_grades_csv(graded) -> None:
@@ -135,7 +135,16 @@ def test_the_courses_reference_table_finds_every_line_in_the_reference_data() ->
     assert len(measurements.references()) == len(lines) > 0
 
 
+def test_each_reference_line_names_a_measured_name_a_check_of_its_notebook_reads() -> None:
+    for line in pd.read_csv(measurements.REFERENCES).itertuples(index=False):
+        source = read(ROOT / "notebooks" / f"{line.notebook}.ipynb")
+        jobs = [grading._exercise_job(source, e) for e in markup.exercises(source) if e.graded]
+        kept = {n for job in jobs for n in checker._measured_names(job) & {n for c in job.checks for n in c.names}}
+        assert line.name.split(":")[0] in kept, f"{line.notebook}: no check reads a measured {line.name}"
+
+
 @pytest.mark.parametrize("name, unit", [("lag_p50_ms", "ms"), ("runs:stalled_pct", "%"), ("held_rps", "requests/s"),
+                                        ("runs:jobs_per_s", "per s"), ("runs:seconds", "s"),
                                         ("share", "fraction"), ("noise:duration_s", "s"), ("count", "")])
 def test_a_names_unit_comes_from_its_ending(name: str, unit: str) -> None:
     assert measurements.unit(name) == unit

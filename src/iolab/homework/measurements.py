@@ -51,8 +51,9 @@ REFERENCE_DATA = COURSE_DATA / "reference"
 # The setup cell prints "<machine> · IOLAB_SCALE=quick · ...": the machine is what comes before the scale.
 MACHINE_LINE = re.compile(r"^(?P<machine>[^\n]{1,200}?) · IOLAB_SCALE=", re.MULTILINE)
 # A name's unit, from how it ends (the kit's column names say their unit: rps, p99_ms, rss_mb).
-UNITS = (("_pct", "%"), ("_ms", "ms"), ("_us", "µs"), ("_s", "s"), ("rps", "requests/s"), ("iops", "reads/s"),
-         ("_mb", "MB"), ("_bytes", "bytes"), ("share", "fraction"), ("calls", "calls"))
+UNITS = (("_pct", "%"), ("_ms", "ms"), ("_us", "µs"), ("_per_s", "per s"), ("_s", "s"), ("seconds", "s"),
+         ("rps", "requests/s"), ("iops", "reads/s"), ("_mb", "MB"), ("_bytes", "bytes"), ("share", "fraction"),
+         ("calls", "calls"))
 
 
 def unit(name: str) -> str:
