@@ -49,12 +49,18 @@ def statement(label: str, text: str, explanation: str | None = None) -> str:
 SOLUTION_END = "```{solution-end}\n```"
 
 
+def course(cells: list[Any]) -> Any:
+    """An instructor notebook of ``cells``, with a Python 3 kernel."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = cells
+    return nb
+
+
 def tiny_course() -> Any:
     """An instructor notebook of two graded exercises around an experiment: a setup cell, ex-a (1 point), ex-b (2)."""
     md, code = "markdown", "code"
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [
+    return course([
         nbgrader_cell(md, "# A tiny course"),
         nbgrader_cell(code, "import os, time", role="setup"),
         nbgrader_cell(code, "experiment = sum(range(10))"),
@@ -69,8 +75,7 @@ def tiny_course() -> Any:
         nbgrader_cell(code, "### BEGIN SOLUTION\ntotal = n + n\n### END SOLUTION", "ex-b", "code"),
         nbgrader_cell(md, SOLUTION_END),
         nbgrader_cell(code, "assert total == 2 * n", "ex-b", "check", 2),
-    ]
-    return nb
+    ])
 
 
 def cell_index(nb: Any, grade_id: str) -> int:

@@ -46,7 +46,8 @@ def test_feedback_is_one_markdown_file_per_student_and_notebook_with_the_reasons
     text = (paths["feedback"] / "ada" / "02-blocking.md").read_text()
     assert text.startswith("# 02-blocking.ipynb: 2.5 of 3 points")
     assert "hidden check 2 of 2 failed" in text and "withheld" in text
-    assert sorted(p.name for p in (paths["feedback"] / "bob").iterdir()) == ["02-blocking.md", "04-prefork.md"]
+    assert sorted(p.name for p in (paths["feedback"] / "bob").iterdir()) == [
+        "02-blocking.html", "02-blocking.md", "04-prefork.html", "04-prefork.md"]
     assert paths["gradebook"].read_text().splitlines()[1].startswith("Points Possible,")
 
 
@@ -64,7 +65,7 @@ def test_a_row_for_a_notebook_that_was_not_graded_changes_no_points_and_no_maxim
 def test_a_row_about_the_folder_gets_a_visible_feedback_file(tmp_path):
     linked = Row("zed", "", "", 0.0, 0.0, "error", "zed is a symbolic link to a folder: not followed", 0.0)
     paths = reports.write_reports([*_rows(), linked], tmp_path)
-    assert sorted(p.name for p in (paths["feedback"] / "zed").iterdir()) == ["submission.md"]
+    assert sorted(p.name for p in (paths["feedback"] / "zed").iterdir()) == ["submission.html", "submission.md"]
     assert "not followed" in (paths["feedback"] / "zed" / "submission.md").read_text()
 
 
@@ -111,3 +112,13 @@ def test_feedback_explains_a_hidden_failure_without_sending_the_student_back_to_
     public = Row("cy", "02-blocking.ipynb", "ex-b", 0.0, 1.0, "failed", "the check failed: ratio: a number, not 'x'", 1.0)
     text = reports.feedback_text("cy", "02-blocking.ipynb", [public])
     assert "rerun it" in text and "passed its public checks" not in text
+
+
+def test_the_html_feedback_is_the_markdowns_text_as_a_page_and_shows_html_in_a_reason_as_text(tmp_path):
+    hostile = Row("ada", "02-blocking.ipynb", "ex-x", 0.0, 1.0, "failed",
+                  "cell 4 raised ValueError: <script>alert(1)</script> [here](javascript:alert(2))", 0.1)
+    paths = reports.write_reports([*_rows(), hostile], tmp_path)
+    page = (paths["feedback"] / "ada" / "02-blocking.html").read_text()
+    assert page.startswith("<!doctype html>") and "<title>02-blocking.ipynb: feedback</title>" in page
+    assert "<h1>02-blocking.ipynb: 2.5 of 4 points</h1>" in page and "<table>" in page and "<td><code>ex-x</code></td>" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>" not in page and 'href="javascript' not in page

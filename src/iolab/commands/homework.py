@@ -1,6 +1,6 @@
-"""``python -m iolab homework student|grade|ids|intake|gradescope|gradescope-run|times|solo``: hand the
-notebooks out as homework, grade what comes back, and measure how long each notebook runs (the
-instructor notes quote it).
+"""``python -m iolab homework student|grade|ids|intake|gradescope|gradescope-run|times|solo|measurements``: hand
+the notebooks out as homework, grade what comes back, draw what the class's submissions measured, and measure
+how long each notebook runs (the instructor notes quote it).
 
 Each action is an ``add_*`` that builds its parser and a ``run_*`` that calls into
 :mod:`iolab.homework` and prints (otter's shape: the work is in the package, here only the words).
@@ -34,7 +34,9 @@ DESCRIPTIONS = {
         "IOLAB_SCALE=quick with IOLAB_STUDENT=<student>, each submission in a sandbox (bubblewrap) and its "
         "checks in a separate checker process. Writes the grades CSV (one row per student and exercise: student, "
         "notebook, exercise, points, max_points, status, reason, seconds), SUBMISSIONS/gradebook.csv (Canvas's "
-        "import format), SUBMISSIONS/pass-rates.csv and SUBMISSIONS/feedback/<student>/<notebook>.md. A "
+        "import format), SUBMISSIONS/pass-rates.csv, SUBMISSIONS/feedback/<student>/<notebook>.md (and .html), and "
+        "what the submissions' runs measured, class-measurements.csv beside the grades CSV with a page of figures, "
+        "class-measurements.html (see the measurements action). A "
         "submission that fails, hangs, tampers, lost a check or passed a cap (processes, memory, file size, its "
         "folder, /tmp, output: the IOLAB_GRADE_* variables, see book/instructors.md, 'Caps') gets its rows with the reason; the batch "
         "goes on, and the exit status is 0 once every submission has its rows."),
@@ -63,6 +65,12 @@ DESCRIPTIONS = {
         "Run each notebook top to bottom in a fresh kernel at the given scale, one at a time, and record its run "
         "time (and machine, date, first error) in data/homework/run-times.csv, which the book's instructor notes "
         "read. Run it on a quiet machine: the notebooks measure."),
+    "measurements": (
+        "Draw the class's measurements again from the CSV that grading wrote beside grades.csv "
+        "(SUBMISSIONS/class-measurements.csv): one HTML page, a figure per exercise and measured name, the class's "
+        "values as a box with every value over it and the reference run as a dashed line labelled with its "
+        "machine. The page names no student; a value that is not a finite number, or is over 30x from the "
+        "class's median, is left out and counted in its caption."),
     "solo": (
         "Print, on one line, those of the notebooks whose metadata says \"iolab\": {\"solo\": true}: they measure "
         "CPU scaling or throughput, or fill a per-user kernel limit, so `make test` runs them one at a time and "
@@ -88,7 +96,7 @@ def add_homework(sub: Subparsers) -> None:
     p = sub.add_parser("homework", help="student editions of the notebooks; grade submitted ones into a CSV")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     for add in (add_student, add_grade, add_ids, add_intake, add_gradescope, add_gradescope_run, add_times,
-                add_solo):
+                add_solo, add_measurements):
         add(actions)
 
 
@@ -329,4 +337,21 @@ def run_solo(args: argparse.Namespace) -> int:
     from iolab.homework.batch import solo
 
     print(" ".join(str(path) for path in args.notebooks if solo(path)))
+    return 0
+
+
+def add_measurements(actions: Actions) -> None:
+    shown = _add(actions, "measurements", run_measurements, "draw the class's measurements (a CSV grading wrote) as a page")
+    shown.add_argument("csv", type=Path, metavar="CSV", help="class-measurements.csv, as grading wrote it")
+    shown.add_argument("--out", type=Path, default=None, metavar="HTML",
+                       help="the page to write (default: class-measurements.html beside CSV)")
+
+
+def run_measurements(args: argparse.Namespace) -> int:
+    from iolab.homework.measurements_page import figures, write_page
+
+    if not args.csv.is_file():
+        args.parser.error(f"{args.csv}: no such file (grading writes class-measurements.csv beside grades.csv)")
+    out = write_page(args.csv, args.out)
+    print(f"{figures(out.read_text())} figures: {out.resolve()}")
     return 0

@@ -20,6 +20,8 @@ grading, then ``batch``, the reports and the totals; ``untrusted`` reads the fil
 as data, a regular file within a limit and never through a link; ``reports`` writes the gradebook,
 pass rates and feedback, with the penalties ``lateness`` reckons (due date, policy, extensions, Canvas's
 late mark); ``regrade`` regrades a few students into the class's files and keeps their ``history.csv``;
+``measurements`` keeps what each submission's run measured (``class-measurements.csv``) and
+``measurements_page`` draws it, a figure per measured name beside the reference run, naming no student;
 ``intake`` unpacks an LMS's download; ``gradescope`` packages the grader
 in Gradescope's format; ``notes`` and ``times`` feed the book's instructor notes. ``leaks`` finds a graded answer a student could read before its
 question; ``private`` reads an instructor's own checks and course secret, kept outside the

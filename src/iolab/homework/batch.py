@@ -29,7 +29,7 @@ import multiprocessing.resource_tracker
 import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, fields
+from dataclasses import asdict
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -303,7 +303,7 @@ def write_csv(rows: Iterable[Row], path: Path) -> list[Row]:
     path.parent.mkdir(parents=True, exist_ok=True)
     written = []
     with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=[field.name for field in fields(Row)])
+        writer = csv.DictWriter(f, fieldnames=grading.GRADES_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             writer.writerow(asdict(row))

@@ -30,6 +30,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import io
+import math
 import os
 import subprocess
 import sys
@@ -131,9 +132,41 @@ def run_job(job: NotebookJob, read_answers: Callable[[], Answers]) -> Verdict:
             ours = early[exercise.label]
         else:  # measured again only where an answer could be graded by it (a blank submission's never is)
             ours = remeasure(exercise, namespace) if answered(exercise, received) else {}
-        verdicts[exercise.label] = ExerciseVerdict(given_error, parameters(exercise.given, namespace), {
-            c.grade_id: check_one(c, received.get(c.grade_id), namespace, ours) for c in exercise.checks})
+        judged = {c.grade_id: check_one(c, received.get(c.grade_id), namespace, ours) for c in exercise.checks}
+        verdicts[exercise.label] = ExerciseVerdict(given_error, parameters(exercise.given, namespace), judged,
+                                                   measured_values(exercise, received, judged))
     return Verdict(setup_error, verdicts)
+
+
+def measured_values(exercise: ExerciseJob, received: Answers, judged: dict[str, CheckVerdict]) -> dict[str, float]:
+    """What the submission's run measured, for the class's measurements: each name its given cells measure that
+    a check read and accepted (``plausible``), as ``plausible.numbers`` sees it (a number; a table's numeric
+    columns by their medians, keyed ``name:column``), finite values only. A string, a bool or a refused value
+    gives nothing; nor does a table's column that holds a setting of the run (:func:`_setting`)."""
+    measured = _measured_names(exercise)
+    found: dict[str, float] = {}
+    for check in exercise.checks:
+        names = [n for n in check.names if n in measured and judged[check.grade_id].answers.get(n) == "ok"]
+        text = received.get(check.grade_id)
+        if not names or text is None:
+            continue
+        try:
+            arrived = answers.load(text)
+        except answers.NotData:
+            continue
+        for name in names:
+            value = arrived.get(name, {}).get("value")
+            for key, number in (plausible.numbers(value) or {}).items():
+                if math.isfinite(number) and not (key and _setting(value, key)):
+                    found.setdefault(f"{name}:{key}" if key else name, number)
+    return found
+
+
+def _setting(value: Any, column: str) -> bool:
+    """Whether a table's ``column`` is one of the run's settings rather than what it measured: the same in every
+    row (``connections``, ``duration_s``), or the repeat's number."""
+    rows = getattr(value, "get", lambda _: None)(column)
+    return column == "repeat" or (rows is not None and hasattr(rows, "nunique") and rows.nunique() <= 1 < len(rows))
 
 
 def _measured_names(exercise: ExerciseJob) -> set[str]:

@@ -1,6 +1,7 @@
 """Grade a class from start to end, as ``python -m iolab homework grade`` does: check the settings
 (:func:`prepare`), grade every submission into the grades CSV (``batch``), write the gradebook, pass
-rates and feedback (``reports``), and sum each student's points per notebook (:func:`grade_class`).
+rates and feedback (``reports``) and the class's measurements with their page (``measurements``,
+``measurements_page``), and sum each student's points per notebook (:func:`grade_class`).
 
 A setting that cannot work is refused before the first submission runs, not after an hour of
 grading: a folder of private checks that names no check cell, a Canvas export whose columns fit no
@@ -17,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from iolab.homework import batch, caps, grading, intake, lateness, private, regrade, reports, sandbox
+from iolab.homework import (batch, caps, grading, intake, lateness, measurements, measurements_page, private, regrade,
+                            reports, sandbox)
 
 
 class SettingRefused(ValueError):
@@ -176,5 +178,8 @@ def grade_class(plan: ClassGrading) -> GradeSummary:
         columns = reports.assignment_columns({r.notebook for r in rows if r.exercise}, plan.assignments, plan.chosen)
     paths = reports.write_reports(rows, plan.submissions, people, plan.options.release_hidden, columns, plan.total,
                                   late, plan.students or None)
+    paths["measurements"] = plan.out.with_name(measurements.CSV_NAME)  # beside grades.csv
+    measurements.write(rows, plan.submissions, paths["measurements"], plan.students)
+    paths["measurements page"] = measurements_page.write_page(paths["measurements"])
     table = pd.DataFrame(rows).groupby(["student", "notebook"])[["points", "max_points", "seconds"]].sum()
     return GradeSummary(rows, plan.out, columns, plan.assignments, paths, table)

@@ -14,7 +14,7 @@ process that read them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Self, get_args
 
 from iolab.homework.checks import Outcome
@@ -115,11 +115,13 @@ class CheckVerdict:
 
 @dataclass(frozen=True)
 class ExerciseVerdict:
-    """One exercise's checks, the error of its given cells (None if none) and the parameters they drew."""
+    """One exercise's checks, the error of its given cells (None if none) and the parameters they drew, and
+    what the submission's run measured (``checker.measured_values``: a name, or ``name:column`` for a table's median)."""
 
     given_error: str | None
     parameters: str
     checks: dict[str, CheckVerdict]
+    measured: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

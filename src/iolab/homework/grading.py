@@ -26,7 +26,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,11 @@ class Row:
     seconds: float
     parameters: str = ""  # the exercise's parameters as the grader drew them: "pipe_bytes=262144"
     note: str = ""  # about the whole notebook: it ran under another student id than it was graded with
+    # What the submission's run measured (``checker.measured_values``): the class's measurements, not grades.csv
+    measured: dict[str, float] = field(default_factory=dict, compare=False)
+
+
+GRADES_COLUMNS = tuple(f.name for f in fields(Row) if f.name != "measured")  # a row in the grades CSV
 
 
 def restore_instructor_cells(nb: Any, source: Any) -> set[str]:
@@ -338,7 +343,8 @@ def grade(submission: Any, source: Any, student: str, notebook: str,
             rows[exercise.label] = replace(base, status="error", reason=checker_error)
             continue
         if verdict is not None and exercise.label in verdict.exercises:
-            base = replace(base, parameters=verdict.exercises[exercise.label].parameters)
+            mine = verdict.exercises[exercise.label]
+            base = replace(base, parameters=mine.parameters, measured=dict(mine.measured))
         rows[exercise.label] = _exercise_row(nb, block, run, jobs[exercise.label], verdict,
                                              tampered.get(exercise.label), base, options.release_hidden)
     return [replace(rows[e.label], note=note) for e in graded]

@@ -57,7 +57,7 @@ def _shown(value: float) -> str:
     return f"{value:,.4g}"
 
 
-def _numbers(value: Any) -> dict[str, float] | None:
+def numbers(value: Any) -> dict[str, float] | None:
     """The magnitudes to compare in ``value``, by name (medians for columns); None if it has none to compare."""
     if type(value) in (int, float):
         return {"": float(value)}
@@ -81,7 +81,7 @@ def judge(name: str, yours: Any, ours: Any) -> tuple[Any, str | None]:
     """
     if type(ours) is bool:
         return ours, None
-    mine, theirs = _numbers(yours), _numbers(ours)
+    mine, theirs = numbers(yours), numbers(ours)
     if theirs is None:
         return yours, None  # nothing to compare: not a magnitude
     if mine is None or set(mine) != set(theirs):

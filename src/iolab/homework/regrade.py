@@ -13,12 +13,11 @@ import csv
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
 
 from iolab.homework import batch
-from iolab.homework.grading import Row
+from iolab.homework.grading import GRADES_COLUMNS, Row
 from iolab.homework.lateness import open_replacement
 
 HISTORY = "history.csv"
@@ -43,7 +42,7 @@ def check(submissions: Path, grades: Path, students: Iterable[str]) -> tuple[str
 
 def read_rows(path: Path) -> list[Row]:
     """The rows of a grades CSV (columns it has beyond a row's, such as ``late_days``, left out)."""
-    names = [f.name for f in fields(Row)]
+    names = GRADES_COLUMNS
     with path.open(newline="") as f:
         return [Row(**{k: float(row[k]) if k in NUMBERS else row.get(k) or "" for k in names})  # type: ignore[arg-type]
                 for row in csv.DictReader(f)]

@@ -11,12 +11,14 @@ All three are made from the rows of the grades CSV (``grading.Row``), so they ag
   assignment, and there is no ``Total`` column (Canvas would make it a new assignment) unless asked;
 - ``feedback/<student>/<notebook>.md``: each exercise, its points, and why it lost any, in the
   rows' words (which never quote a hidden test unless the grader was told ``--release-hidden``);
+  beside it, ``<notebook>.html``, the same text as a standalone page (:func:`feedback_html`);
   rows about the student's folder rather than a notebook go to ``feedback/<student>/submission.md``;
 - ``pass-rates.csv``: per notebook and exercise, how many students passed, in part or not at all.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict
@@ -185,5 +187,25 @@ def write_reports(rows: Sequence[Row], folder: Path, people: Mapping[str, Mappin
         # a row about the student's folder names no notebook: its file must not be a hidden ".md"
         target = paths["feedback"] / student / f"{Path(notebook).stem or FOLDER_FEEDBACK}.md"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(feedback_text(student, notebook, mine, release_hidden, (late or {}).get((student, notebook))))
+        text = feedback_text(student, notebook, mine, release_hidden, (late or {}).get((student, notebook)))
+        target.write_text(text)
+        target.with_suffix(".html").write_text(feedback_html(text, f"{notebook or FOLDER_FEEDBACK}: feedback"))
     return paths
+
+
+FEEDBACK_STYLE = ("body{font-family:sans-serif;max-width:50em;margin:2em auto;color:#222}"
+                  "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em}"
+                  "code{background:#f4f4f4}")
+
+
+def feedback_html(markdown: str, title: str) -> str:
+    """The feedback ``markdown`` as a standalone HTML page, to upload where Markdown is not shown.
+
+    markdown-it's ``js-default`` preset: tables on, and any HTML in the text (a reason quotes the student's
+    own error messages) shown as text, never run; a ``javascript:`` link is not made a link.
+    """
+    from markdown_it import MarkdownIt  # jupyter-book's parser, in the lock: only the feedback needs it
+
+    body = MarkdownIt("js-default").render(markdown)
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{FEEDBACK_STYLE}</style></head><body>\n{body}</body></html>\n")
