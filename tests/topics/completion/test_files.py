@@ -1,4 +1,5 @@
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,15 @@ def test_fio_reads_the_same_file_or_says_why_not(data_file):
         pytest.skip(reason)
     result = files.read_fio(data_file, COUNT, 5, 4)
     assert result is not None and result.reads == COUNT and result.iops > 0
+
+
+def test_fio_version_is_named_where_fio_is_installed_and_none_where_not(monkeypatch):
+    if shutil.which("fio") is None:
+        assert files.fio_version() is None
+    else:
+        assert (files.fio_version() or "").startswith("fio-")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert files.fio_version() is None
 
 
 @pytest.mark.solo  # compares rates: needs the cores and the disk to itself

@@ -96,7 +96,8 @@ def read_runs(depth_list: Sequence[int], seconds: float, count: int, size: int, 
                              "p50_us": result.p50_us, "p99_us": result.p99_us, "held_us": held,
                              "reads": result.reads, "seconds": result.seconds})
         disk = files.describe_disk(path.parent)  # the figure's note: what "the device" was
-    return Measured(pd.DataFrame(rows).assign(disk=disk) if rows else pd.DataFrame(rows), missing)
+    fio = files.fio_version() or "no fio"  # what fio's engine does depends on it (files.fio_version)
+    return Measured(pd.DataFrame(rows).assign(disk=disk, fio=fio) if rows else pd.DataFrame(rows), missing)
 
 
 def available_servers() -> list[str]:

@@ -25,6 +25,7 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -333,6 +334,21 @@ def fio_missing() -> str | None:
     if shutil.which("fio") is None:
         return "fio is not installed (apt install fio): the reference series is left out"
     return support.unavailable("files")
+
+
+def fio_version() -> str | None:
+    """fio's version ("fio-3.33"), which decides what its io_uring engine does; None where fio is missing.
+
+    From fio 3.33 on, its engine sets up the ring with COOP_TASKRUN, SINGLE_ISSUER and DEFER_TASKRUN,
+    as :func:`_init_ring` does; an older fio's line is a ring without them.
+    """
+    if (fio := shutil.which("fio")) is None:
+        return None
+    try:
+        done = subprocess.run([fio, "--version"], capture_output=True, text=True, timeout=FIO_SLACK_S, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None
 
 
 def fio_argv(path: Path, count: int, seconds: float, depth: int) -> list[str]:
