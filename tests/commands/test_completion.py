@@ -84,3 +84,10 @@ def test_a_run_out_of_bounds_is_refused_before_it_starts(argv: list[str], refuse
     with pytest.raises(SystemExit):
         main(["completion", *argv])
     assert refused in capsys.readouterr().err
+
+
+def test_reads_cached_reads_through_the_page_cache_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["completion", "reads", "--cached", "--depths", "4", "--seconds", "0.05", "--repeats", "1",
+                 "--file-mib", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "thread pool" in out and "reads from: the page cache" in out

@@ -35,6 +35,8 @@ def add_completion(sub: Subparsers) -> None:
     reads.add_argument("--file-mib", type=int_in(1, 65_536), default=256,
                        help="the test file's size in MiB (default 256: random reads rarely hit a block twice)")
     reads.add_argument("--folder", type=Path, help="where to write the test file, on a disk (default: the kit's cache)")
+    reads.add_argument("--cached", action="store_true",
+                       help="read through the page cache (the file read once first) instead of O_DIRECT: memory, not the device")
     servers = what.add_parser("servers",
                               help="the tiny servers under the same load: requests/s and system calls per request")
     servers.add_argument("--servers", nargs="+", choices=list(SERVERS), default=list(SERVERS), metavar="SERVER",
@@ -63,7 +65,7 @@ def _run(args: argparse.Namespace) -> int:
     order: dict[str, list[str]] = {}  # a column's order, a table's rather than the alphabet's
     if args.what == "reads":
         measured = experiments.read_runs(args.depths, args.seconds, 1 << 30, args.file_mib << 20,
-                                         directory=args.folder, repeats=args.repeats)
+                                         directory=args.folder, repeats=args.repeats, cached=args.cached)
         columns, by, order["way"] = ["iops", "p50_us", "p99_us", "held_us"], ["way", "depth"], list(experiments.WAYS)
     elif args.what == "servers":
         measured = experiments.server_runs(args.connections, args.seconds, args.seconds, servers=args.servers,
@@ -84,5 +86,5 @@ def _run(args: argparse.Namespace) -> int:
     medians = runs.groupby(by, observed=True)[present].median().reset_index()  # the median of the repeats
     print_table(medians, args.json, digits=2)
     if "disk" in runs and not args.json:
-        print("disk:", runs.disk.iloc[0])
+        print("disk:", runs.disk.iloc[0], "· reads from:", runs.reads_from.iloc[0])
     return 0

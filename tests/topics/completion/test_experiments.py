@@ -84,3 +84,16 @@ def test_the_server_runs_leave_out_servers_not_asked_for_and_skip_tracing_when_t
     calls, _ = experiments.server_runs([4], 0.2, 0.2, servers=["epoll", "uring"], traced=False, progress=False,
                                        repeats=1)
     assert list(calls.server) == ["epoll"] and not calls.traced.any()
+
+
+def test_cached_runs_warm_the_file_and_say_they_read_the_page_cache() -> None:
+    direct, _ = experiments.read_runs([4], 0.05, 200, 1 << 20, progress=False, repeats=1)
+    cached, _ = experiments.read_runs([4], 0.05, 200, 1 << 20, progress=False, repeats=1, cached=True)
+    assert set(direct.reads_from) == {"O_DIRECT"} and cached.reads_from.iloc[0].startswith("the page cache")
+    assert set(cached.way) == set(direct.way) and (cached.iops > 0).all()
+
+
+def test_the_cached_case_visits_depth_one_and_the_deepest_only() -> None:
+    cached, _ = experiments.cached_reads(QUICK, progress=False, repeats=1)
+    assert set(cached.depth) == {1, max(experiments.depths(QUICK))}
+    assert cached.reads_from.iloc[0].startswith("the page cache")

@@ -1,4 +1,5 @@
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,15 @@ def test_fio_reads_the_same_file_or_says_why_not(data_file):
     assert result is not None and result.reads == COUNT and result.iops > 0
 
 
+def test_fio_version_is_named_where_fio_is_installed_and_none_where_not(monkeypatch):
+    if shutil.which("fio") is None:
+        assert files.fio_version() is None
+    else:
+        assert (files.fio_version() or "").startswith("fio-")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert files.fio_version() is None
+
+
 @pytest.mark.solo  # compares rates: needs the cores and the disk to itself
 def test_more_reads_in_flight_read_faster_than_one():
     needs_uring()
@@ -104,3 +114,15 @@ def test_more_reads_in_flight_read_faster_than_one():
         one = files.read_uring(path, 3000, 2, 1)
         many = files.read_uring(path, 3000, 2, 16)
     assert many.iops > 1.5 * one.iops
+
+
+def test_every_way_reads_through_the_page_cache_when_not_direct(data_file):
+    files.warm(data_file)
+    assert files.read_blocking(data_file, COUNT, 5, direct=False).reads == COUNT
+    assert files.read_threads(data_file, COUNT, 5, threads=4, direct=False).reads == COUNT
+    if support.unavailable("files") is None:
+        assert files.read_uring(data_file, COUNT, 5, 8, direct=False).reads == COUNT
+    if files.fio_missing() is None:
+        assert "--direct=0" in files.fio_argv(data_file, COUNT, 1, 4, direct=False)
+        result = files.read_fio(data_file, COUNT, 5, 4, direct=False)
+        assert result is not None and result.reads == COUNT

@@ -77,3 +77,27 @@ def test_every_server_in_the_table_is_named_by_its_key_and_only_the_ring_takes_s
     assert all(name == server.name for name, server in SERVERS.items())
     assert [name for name, server in SERVERS.items() if server.sqpoll] == ["uring"]
     assert [name for name, server in SERVERS.items() if server.uring] == ["uring"]
+
+
+@no_uring
+@pytest.mark.parametrize("sqpoll", [False, True])
+def test_the_servers_ring_takes_the_taskrun_flags_the_kernel_allows_beside_its_mode(sqpoll: bool) -> None:
+    import liburing as uring
+
+    from iolab.topics.completion import uring_server
+
+    ring = uring.Ring()
+    flags = uring_server._setup(uring, ring, sqpoll)
+    try:
+        assert bool(flags & uring.IORING_SETUP_SQPOLL) == sqpoll
+        assert flags & uring.IORING_SETUP_SINGLE_ISSUER  # 6.0 and later: every kernel the chapter runs on
+        assert bool(flags & uring.IORING_SETUP_DEFER_TASKRUN) != sqpoll  # the kernel refuses it beside SQPOLL
+    finally:
+        uring.io_uring_queue_exit(ring)
+
+
+@no_uring
+def test_giving_a_buffer_back_the_older_way_is_timed_in_microseconds() -> None:
+    from iolab.topics.completion import uring_server
+
+    assert 0 < uring_server.provide_cost_us(buffers=64, rounds=5) < 1000

@@ -1,6 +1,7 @@
 """Chapter 13's experiments as tidy tables, one row per run, ready to plot.
 
 - :func:`file_reads`: random 4 KiB reads from one file, each of the :data:`WAYS`, at each queue depth, three times;
+- :func:`cached_reads`: the same through the page cache (no O_DIRECT), at depth 1 and the deepest;
 - :func:`server_calls`: the tiny servers (:data:`~iolab.topics.completion.server_process.SERVERS`) under the
   same load, rates untraced (three times) and calls traced;
 - :func:`sqpoll_cost`: the io_uring server with and without a kernel thread polling its submissions.
@@ -36,7 +37,7 @@ class Way:
     """A way to read the file: its label (the table's ``way``), how it reads, and what it needs."""
 
     label: str
-    read: Callable[[Path, int, float, int], files.Reads | None]  # (path, count, seconds, depth); None: cannot run here
+    read: Callable[..., files.Reads | None]  # (path, count, seconds, depth, direct=); None: cannot run here
     queued: bool = True  # visits every queue depth; False: one read at a time, at depth 1 only
     ring: bool = False  # the chapter's own io_uring loop: needs io_uring for files, and holds reads (held_us)
 
@@ -44,8 +45,10 @@ class Way:
 WAYS: dict[str, Way] = {
     way.label: way
     for way in (
-        Way("one thread", lambda path, count, seconds, depth: files.read_blocking(path, count, seconds), queued=False),
-        Way("thread pool", lambda path, count, seconds, depth: files.read_threads(path, count, seconds, threads=depth)),
+        Way("one thread", lambda path, count, seconds, depth, direct: files.read_blocking(path, count, seconds, direct=direct),
+            queued=False),
+        Way("thread pool", lambda path, count, seconds, depth, direct: files.read_threads(path, count, seconds, threads=depth,
+                                                                                          direct=direct)),
         Way(PER_READ, functools.partial(files.read_uring, batch=False), ring=True),
         Way(BATCHED, functools.partial(files.read_uring, batch=True), ring=True),
         Way("fio io_uring", files.read_fio),
@@ -53,6 +56,10 @@ WAYS: dict[str, Way] = {
 }
 # The ways that visit every depth: the figure's lines (one thread is its dotted level).
 QUEUED = tuple(label for label, way in WAYS.items() if way.queued)
+
+
+# The cached case's file: small enough to stay in any machine's page cache, big enough for random offsets.
+CACHED_FILE = 64 << 20
 
 
 class Measured(NamedTuple):
@@ -73,30 +80,42 @@ def file_reads(scale: Scale, directory: Path | None = None, progress: bool = Tru
                      directory=directory, progress=progress, repeats=repeats)
 
 
+def cached_reads(scale: Scale, directory: Path | None = None, progress: bool = True, repeats: int = 3) -> Measured:
+    """The same reads through the page cache, at depth 1 and the deepest: a 64 MiB file, read once first."""
+    return read_runs([1, max(depths(scale))], scale.pick(0.2, 0.3), scale.pick(20_000, 200_000), CACHED_FILE,
+                     directory=directory, progress=progress, repeats=repeats, cached=True)
+
+
 def read_runs(depth_list: Sequence[int], seconds: float, count: int, size: int, *, directory: Path | None = None,
-              progress: bool = True, repeats: int = 3) -> Measured:
+              progress: bool = True, repeats: int = 3, cached: bool = False) -> Measured:
     """Each of the :data:`WAYS` at each depth, ``repeats`` times, on a file of ``size`` bytes; a row per run.
 
     A run stops after ``count`` reads or ``seconds``. The runs go in turns (all of them once, then
     again), so that a slow patch of a shared machine or of the host's disk lands on every way rather
-    than on one; the runs are short, so three of them cost about what one long one did.
+    than on one; the runs are short, so three of them cost about what one long one did. With
+    ``cached``, the file is read once first and every way reads it through the page cache (no
+    O_DIRECT): what most programs' file reads are, memory copies rather than the device.
     """
     no_uring = support.unavailable("files")
     missing = [reason for reason in (no_uring, files.fio_missing()) if reason]
     rows = []
     with files.open_test_file(size, directory) as path:
+        if cached:
+            files.warm(path)
         visits = [(way, 1) for way in WAYS.values() if not way.queued]
         visits += [(way, depth) for depth in depth_list for way in WAYS.values() if way.queued]
         runs = [(repeat, way, depth) for repeat in range(repeats) for way, depth in visits]
         for repeat, way, depth in tqdm(runs, desc="read runs", disable=not progress, leave=False):
-            result = None if way.ring and no_uring else way.read(path, count, seconds, depth)
+            result = None if way.ring and no_uring else way.read(path, count, seconds, depth, direct=not cached)
             if result is not None:
                 held = result.held_us if way.ring else float("nan")  # only the ring's loop holds reads
                 rows.append({"way": way.label, "depth": depth, "repeat": repeat, "iops": result.iops,
                              "p50_us": result.p50_us, "p99_us": result.p99_us, "held_us": held,
                              "reads": result.reads, "seconds": result.seconds})
         disk = files.describe_disk(path.parent)  # the figure's note: what "the device" was
-    return Measured(pd.DataFrame(rows).assign(disk=disk) if rows else pd.DataFrame(rows), missing)
+    fio = files.fio_version() or "no fio"  # what fio's engine does depends on it (files.fio_version)
+    reads = "the page cache (the file read once first)" if cached else "O_DIRECT"
+    return Measured(pd.DataFrame(rows).assign(disk=disk, fio=fio, reads_from=reads) if rows else pd.DataFrame(rows), missing)
 
 
 def available_servers() -> list[str]:

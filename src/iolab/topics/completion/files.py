@@ -25,6 +25,7 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -190,10 +191,22 @@ def _result(way: str, depth: int, latencies_ns: list[int], seconds: float, held_
     return Reads(way, depth, len(latencies_ns), seconds, float(p50), float(p99), held)
 
 
-def read_blocking(path: Path, count: int, seconds: float, seed: int = 0) -> Reads:
+def _open(path: Path, direct: bool) -> int:
+    """A descriptor to read ``path``: with O_DIRECT (to the device), or through the page cache."""
+    return os.open(path, os.O_RDONLY | (os.O_DIRECT if direct else 0))
+
+
+def warm(path: Path) -> None:
+    """Read all of ``path`` once, so that reads through the page cache find every block there."""
+    with open(path, "rb", buffering=0) as file:
+        while file.read(1 << 20):
+            pass
+
+
+def read_blocking(path: Path, count: int, seconds: float, seed: int = 0, *, direct: bool = True) -> Reads:
     """``count`` random reads (or ``seconds``' worth), one at a time with ``os.preadv`` in this thread."""
     buffer, offsets, latencies = aligned_buffer(), _offsets(path, seed), []
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    fd = _open(path, direct)
     try:
         start = time.perf_counter_ns()
         deadline = start + int(seconds * 1e9)
@@ -226,9 +239,9 @@ async def _pool_reads(fd: int, path: Path, count: int, seconds: float, threads: 
     return _result("thread pool", threads, latencies[:count], (time.perf_counter_ns() - start) / 1e9)
 
 
-def read_threads(path: Path, count: int, seconds: float, threads: int, seed: int = 0) -> Reads:
+def read_threads(path: Path, count: int, seconds: float, threads: int, seed: int = 0, *, direct: bool = True) -> Reads:
     """Random reads from ``threads`` asyncio tasks, each awaiting ``asyncio.to_thread(os.preadv, ...)``."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    fd = _open(path, direct)
     try:
         reads = _pool_reads(fd, path, count, seconds, threads, seed)
         try:
@@ -259,7 +272,7 @@ def _init_ring(uring: object, ring: object, depth: int) -> None:
 
 
 def read_uring(path: Path, count: int, seconds: float, depth: int, seed: int = 0, *,
-               batch: bool = True) -> Reads:
+               batch: bool = True, direct: bool = True) -> Reads:
     """Random reads through io_uring, ``depth`` in flight: one system call submits and waits per batch.
 
     Each turn fills every free slot with a read, then ``io_uring_submit_and_wait`` hands the new
@@ -278,7 +291,7 @@ def read_uring(path: Path, count: int, seconds: float, depth: int, seed: int = 0
     began, prepared_at = [0] * depth, [0] * depth
     free, offsets, latencies, held = list(range(depth)), _offsets(path, seed), [], []
     ring, cqe = uring.Ring(), uring.Cqe()
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    fd = _open(path, direct)
     _init_ring(uring, ring, depth)
     try:
         start = time.perf_counter_ns()
@@ -335,11 +348,27 @@ def fio_missing() -> str | None:
     return support.unavailable("files")
 
 
-def fio_argv(path: Path, count: int, seconds: float, depth: int) -> list[str]:
-    """fio's command line for the same reads: random 4 KiB, O_DIRECT, io_uring at ``depth``."""
+def fio_version() -> str | None:
+    """fio's version ("fio-3.33"), which decides what its io_uring engine does; None where fio is missing.
+
+    From fio 3.33 on, its engine sets up the ring with COOP_TASKRUN, SINGLE_ISSUER and DEFER_TASKRUN,
+    as :func:`_init_ring` does; an older fio's line is a ring without them.
+    """
+    if (fio := shutil.which("fio")) is None:
+        return None
+    try:
+        done = subprocess.run([fio, "--version"], capture_output=True, text=True, timeout=FIO_SLACK_S, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None
+
+
+def fio_argv(path: Path, count: int, seconds: float, depth: int, direct: bool = True) -> list[str]:
+    """fio's command line for the same reads: random 4 KiB, O_DIRECT (or cached), io_uring at ``depth``."""
     return [
         shutil.which("fio") or "fio", "--name=reads", f"--filename={path}", "--rw=randread",
-        f"--bs={BLOCK}", "--direct=1", "--ioengine=io_uring", f"--iodepth={depth}",
+        # --invalidate=0: fio drops the file's cached pages before a job unless told not to
+        f"--bs={BLOCK}", f"--direct={int(direct)}", "--invalidate=0", "--ioengine=io_uring", f"--iodepth={depth}",
         # uniform random offsets, like ours (fio's default visits every block once per pass)
         "--norandommap", "--randrepeat=0", f"--number_ios={count}",
         f"--runtime={max(1, round(seconds * 1000))}ms", "--lat_percentiles=1", "--percentile_list=50:99",
@@ -347,13 +376,13 @@ def fio_argv(path: Path, count: int, seconds: float, depth: int) -> list[str]:
     ]
 
 
-def read_fio(path: Path, count: int, seconds: float, depth: int) -> Reads | None:
+def read_fio(path: Path, count: int, seconds: float, depth: int, *, direct: bool = True) -> Reads | None:
     """fio's io_uring engine on the same reads; None if fio cannot run (:func:`fio_missing` says why)."""
     if fio_missing() is not None:
         return None
     report = path.with_name(f"{path.name}.fio.json")  # a file: fio's JSON is longer than the kept output
     try:
-        with open_process([*fio_argv(path, count, seconds, depth), f"--output={report}"]) as fio:
+        with open_process([*fio_argv(path, count, seconds, depth, direct), f"--output={report}"]) as fio:
             if fio.wait(seconds + FIO_SLACK_S) != 0:
                 raise RuntimeError(f"fio failed:\n{fio.tail(20)}")
         text = report.read_text()

@@ -9,7 +9,10 @@ next completion, whatever the number of connections that had something to say me
 
 - Accepting is one multishot accept: one submission, a completion per new connection.
 - Receiving needs buffers the kernel can pick from when bytes arrive (*provided buffers*, a group
-  of :data:`BUFFERS` buffers); the program gives each back once it has read it.
+  of :data:`BUFFERS` buffers); the program gives each back once it has read it, the older way, one
+  submission per buffer (its completion skipped unless it fails): a provided-buffer *ring*, where
+  giving a buffer back is a store into shared memory, cannot be set up through the binding
+  (``io_uring_setup_buf_ring`` refuses its error out-parameter from Python).
 - Sending is one submission per answer; its completion says how much went.
 
 With ``sqpoll``, a kernel thread polls the submission ring (``IORING_SETUP_SQPOLL``) and submits
@@ -29,6 +32,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import time
 
 from iolab.topics.completion import support
 from iolab.topics.completion.tiny_http import Counts, answer
@@ -62,7 +66,7 @@ class _Ring:
 
         self.u, self.counts = liburing, counts
         self.ring, self.cqe = liburing.Ring(), liburing.Cqe()
-        liburing.io_uring_queue_init(ENTRIES, self.ring, liburing.IORING_SETUP_SQPOLL if sqpoll else 0)
+        self.flags = _setup(liburing, self.ring, sqpoll)
         self.buffers = [bytearray(BUFFER_BYTES) for _ in range(BUFFERS)]
 
     def _sqe(self, tag: int, cid: int = 0):  # type: ignore[no-untyped-def]
@@ -76,8 +80,10 @@ class _Ring:
         return sqe
 
     def provide(self, bid: int) -> None:
-        """Give buffer ``bid`` (back) to the kernel's group."""
-        self.u.io_uring_prep_provide_buffers(self._sqe(PROVIDE), self.buffers[bid], 1, GROUP, bid)
+        """Give buffer ``bid`` (back) to the kernel's group; only a failure makes a completion."""
+        sqe = self._sqe(PROVIDE)
+        self.u.io_uring_prep_provide_buffers(sqe, self.buffers[bid], 1, GROUP, bid)
+        sqe.flags |= self.u.IOSQE_CQE_SKIP_SUCCESS  # Linux 5.17: no completion to reap for a buffer given back
 
     def accept(self, listener: int) -> None:
         self.u.io_uring_prep_multishot_accept(self._sqe(ACCEPT), listener)
@@ -96,9 +102,35 @@ class _Ring:
         self.u.io_uring_queue_exit(self.ring)
 
 
+def _setup(uring, ring, sqpoll: bool) -> int:  # type: ignore[no-untyped-def]
+    """Set ``ring`` up with the flags fio 3.33 and later use, where the kernel takes them; the flags used.
+
+    SINGLE_ISSUER and DEFER_TASKRUN (Linux 6.0, 6.1) let the kernel finish completions in our own
+    ``io_uring_enter`` instead of interrupting the thread; COOP_TASKRUN (5.19) stops it interrupting
+    the thread for them otherwise. Beside SQPOLL the kernel refuses both taskrun flags (EINVAL): its
+    polling thread runs that work. An older kernel refuses what it lacks: each refusal drops flags,
+    down to none.
+    """
+    u = uring
+    tries = ([u.IORING_SETUP_SQPOLL | u.IORING_SETUP_SINGLE_ISSUER, u.IORING_SETUP_SQPOLL] if sqpoll else
+             [u.IORING_SETUP_COOP_TASKRUN | u.IORING_SETUP_SINGLE_ISSUER | u.IORING_SETUP_DEFER_TASKRUN,
+              u.IORING_SETUP_COOP_TASKRUN, 0])
+    for i, flags in enumerate(tries):
+        try:
+            u.io_uring_queue_init(ENTRIES, ring, flags)
+            return int(flags)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL or i == len(tries) - 1:
+                raise
+    raise AssertionError("unreachable: the last try raises or returns")
+
+
 def serve(listener: socket.socket, counts: Counts, sqpoll: bool = False) -> None:
     """Serve on ``listener`` until SIGTERM or SIGINT, counting in ``counts``."""
     support.require("sockets")
+    # As the epoll server does per connection; here the listener's setting, which every accepted
+    # socket inherits (Linux), so that no call per connection is needed: the ring accepts them.
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     ring = _Ring(sqpoll, counts)
     server = _Server(ring, listener.fileno(), counts)
     if sqpoll:
@@ -194,13 +226,41 @@ class _Server:
         # A request in flight holds the socket open: close() alone would leave an armed receive
         # waiting for ever. shutdown() ends it (its last completion finds no connection: dropped).
         del self.connections[cid]
-        # Family and type given: socket(fileno=) alone asks the kernel for them (getsockname, getsockopt),
-        # calls the count below would not include.
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, fileno=conn.fd)
+        # Family, type and protocol given: socket(fileno=) asks the kernel for each one missing
+        # (getsockopt); CPython 3.11 still makes one getsockname, which the count below includes.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=conn.fd)
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:  # the client is gone already
             pass
         sock.close()
         if self.counts.calls is not None:
-            self.counts.calls += 2
+            self.counts.calls += 3  # getsockname (see above), shutdown, close
+
+
+def provide_cost_us(buffers: int = BUFFERS, rounds: int = 20) -> float:
+    """Microseconds to give one buffer back the older way (prepare its submission, the kernel takes it).
+
+    What the server pays per request for a binding without buffer rings: a ring would take the
+    buffer back with a store into shared memory, no submission. Measured on a ring of its own,
+    ``rounds`` times ``buffers`` buffers handed over a group at a time.
+    """
+    support.require("sockets")
+    import liburing as uring
+
+    ring, pool = uring.Ring(), [bytearray(BUFFER_BYTES) for _ in range(buffers)]
+    _setup(uring, ring, sqpoll=False)
+    try:
+        start = time.perf_counter_ns()
+        for _ in range(rounds):
+            for bid in range(buffers):
+                sqe = uring.io_uring_get_sqe(ring)
+                uring.io_uring_prep_provide_buffers(sqe, pool[bid], 1, GROUP, bid)
+                sqe.flags |= uring.IOSQE_CQE_SKIP_SUCCESS
+            uring.io_uring_submit_and_wait(ring, 0)
+        spent_ns = time.perf_counter_ns() - start
+        if (failed := uring.io_uring_cq_ready(ring)) > 0:  # only a failure makes a completion
+            raise RuntimeError(f"{failed} of {rounds * buffers} buffers were refused by the kernel")
+        return spent_ns / 1000 / (rounds * buffers)
+    finally:
+        uring.io_uring_queue_exit(ring)
