@@ -162,6 +162,9 @@ def _compare_runs(a: pd.DataFrame, b: pd.DataFrame, earlier: Path, later: Path, 
     for _, row in flipped.iterrows():
         print(f"flipped: {row['chapter']}-claim-{row['claim']} ({row['statement earlier']}): "
               f"{row['verdict earlier']} in {earlier}, {row['verdict later']} in {later}")
+    if len(flipped):
+        print("a claim decided both ways was decided by chance: give its experiment repeats or a setting that decides "
+              "it, or reword it; if its experiment changed on purpose, record a quiet run again (make quick-reference)")
     return bool(len(flipped))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 
 import pytest
@@ -101,3 +102,13 @@ def test_giving_a_buffer_back_the_older_way_is_timed_in_microseconds() -> None:
     from iolab.topics.completion import uring_server
 
     assert 0 < uring_server.provide_cost_us(buffers=64, rounds=5) < 1000
+
+
+@no_uring
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="placing a server and its load needs two CPUs")
+def test_a_placed_run_keeps_the_server_and_its_poller_off_the_loads_cpus() -> None:
+    row = server_load.measure("uring", 10, 0.3, sqpoll=True, placed=True)
+    assert row["server_cpus"] and row["load_cpus"] and row["poller_cpus"]
+    assert row["server_cpus"] != row["load_cpus"]
+    # this kernel gives the polling thread its program's CPUs; the row reports whatever it gave
+    assert row["answered"] > 0

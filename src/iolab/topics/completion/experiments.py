@@ -164,6 +164,6 @@ def sqpoll_runs(connections: int, seconds: float, *, progress: bool = True, repe
     if (reason := support.unavailable("sockets")) is not None:
         return Measured(pd.DataFrame(), [reason])
     turns = [(repeat, s) for repeat in range(repeats) for s in (False, True)]
-    rows = [server_load.measure("uring", connections, seconds, sqpoll=s) | {"repeat": repeat}
+    rows = [server_load.measure("uring", connections, seconds, sqpoll=s, placed=True) | {"repeat": repeat}
             for repeat, s in tqdm(turns, desc="SQPOLL runs", disable=not progress, leave=False)]
     return Measured(pd.DataFrame(rows), [])

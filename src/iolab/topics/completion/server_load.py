@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from iolab.kit import channel
+from iolab.kit import channel, placement
 from iolab.kit.procs import START_SECONDS
 from iolab.load import LoadSpec, run_load
 from iolab.topics.completion import support, syscall_counts
@@ -63,17 +64,41 @@ def _counts(child: channel.Child) -> dict[str, Any]:
     return child.result
 
 
+def _where(pid: int, halves: placement.Halves | None) -> dict[str, str]:
+    """The CPUs the server's thread, its SQPOLL thread (if any) and the load were allowed, as lists ("1", "0-3")."""
+    server = poller = ""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError, StopIteration):
+            allowed = next(line.split(":", 1)[1].strip() for line in (task / "status").read_text().splitlines()
+                           if line.startswith("Cpus_allowed_list"))
+            if task.name == str(pid):
+                server = allowed
+            elif (task / "comm").read_text().startswith("iou-sqp"):
+                poller = allowed
+    load = ",".join(map(str, sorted(halves.load))) if halves else ""
+    return {"server_cpus": server, "poller_cpus": poller, "load_cpus": load}
+
 def measure(server: str, connections: int, seconds: float, *, sqpoll: bool = False,
-            traced: bool = False) -> dict[str, Any]:
-    """One run of ``connections`` clients for ``seconds`` against ``server``; one row (see the module)."""
+            traced: bool = False, placed: bool = False) -> dict[str, Any]:
+    """One run of ``connections`` clients for ``seconds`` against ``server``; one row (see the module).
+
+    ``placed`` starts the server on one half of the cores and runs the load on the other
+    (:mod:`iolab.kit.placement`), and the row says where each ran, the SQPOLL thread's CPUs included: left to
+    the scheduler, that thread shared a core with the server in some runs and with the load in others, and
+    the two placements gave opposite verdicts on the chapter's machine.
+    """
     spec = ServerSpec(server, sqpoll=sqpoll)
     if SERVERS[server].uring:
         support.require("sockets")  # here, in words, rather than as a server that never listens
-    with open_tiny_server(spec) as serving:
+    halves = placement.halves() if placed else None
+    with contextlib.ExitStack() as serving_stack:
+        with placement.on_cpus(halves.server if halves else None):  # the server, and its poller, inherit these
+            serving = serving_stack.enter_context(open_tiny_server(spec))
         load = LoadSpec(f"{serving.url}/", connections=connections, duration_s=seconds)
-        with contextlib.ExitStack() as stack:
+        with contextlib.ExitStack() as stack, placement.on_cpus(halves.load if halves else None):
             counted = stack.enter_context(syscall_counts.open_syscall_count(serving.pid)) if traced else None
             result = run_load(load)
+        where = _where(serving.pid, halves) if placed else {}
         counts = _counts(serving.child)
     requests = counts["requests"]
     row = {
@@ -90,6 +115,7 @@ def measure(server: str, connections: int, seconds: float, *, sqpoll: bool = Fal
         "cpu_us_per_request": 1e6 * counts["cpu_s"] / requests if requests else float("nan"),
         "own_calls_per_request": counts["calls"] / requests if requests and counts["calls"] is not None else None,
     }
+    row |= where
     if counted is not None:
         row |= {"syscalls": counted.total, "syscalls_per_request": counted.total / requests if requests else None,
                 "top_syscalls": ", ".join(f"{name} {n}" for name, n in
