@@ -55,6 +55,7 @@ FACILITIES: dict[str, Facility] = {
                       lambda: _has("select", "epoll")),
     "netns": Facility("Linux's network namespaces", "a network of two namespaces joined by an emulated link",
                       lambda: Path("/proc/self/ns/net").exists()),
+    # Whether this Linux's io_uring works (kernel, sysctl, seccomp) is chapter 13's own check: topics.completion.support.
     "io_uring": Facility("Linux's io_uring", "completion-based I/O", lambda: True),
     "affinity": Facility("Linux's CPU affinity (sched_setaffinity)", "pinning a server and its load to separate cores",
                          lambda: _has("os", "sched_setaffinity")),
