@@ -1,5 +1,11 @@
 """Which Linux facilities are here, and the note a skipped cell prints: ``iolab.kit.platforms``, on a faked macOS."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from iolab.kit import machine, platforms, plots, procfs, procnet
@@ -99,3 +105,19 @@ def test_chapter_12s_lab_names_the_namespaces_off_linux_not_root(macos) -> None:
     from iolab.netlab import available
 
     assert available() == platforms.missing("netns")
+
+
+def test_every_notebooks_setup_cell_runs_on_a_faked_macos_and_says_macos(tmp_path) -> None:
+    notebooks = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9]*.ipynb"))
+    setups = [next("".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code")
+              for nb in notebooks]
+    script = tmp_path / "setups.py"
+    script.write_text("import json, sys\nfor source in json.load(open(sys.argv[1])):\n    exec(source, {})\n")
+    (tmp_path / "setups.json").write_text(json.dumps(setups))
+    env = {**os.environ, platforms.FAKE_ENV: "darwin", "IOLAB_SCALE": "quick", "MPLBACKEND": "Agg"}
+    ran = subprocess.run([sys.executable, str(script), str(tmp_path / "setups.json")], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    lines = ran.stdout.splitlines()
+    assert len(notebooks) == 15 and len(lines) == len(notebooks) and all(" · macOS " in line for line in lines), lines
+    assert "netlab: needs Linux's network namespaces" in lines[[nb.stem for nb in notebooks].index("12-networks")]
