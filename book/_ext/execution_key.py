@@ -21,13 +21,14 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from iolab.kit import paths, student
+from iolab.kit import paths, platforms, student
 from iolab.kit import scale as scales
 
 # What a notebook's outputs depend on besides its own code, relative to the book's root.
 INPUTS = ("src/iolab", "data/reference", "data/published.csv", "data/static", "data/wordfreq", "requirements.lock")
-# IOLAB_DATA moves every file the kit reads from data/ (kit.paths), so it keys the cache too.
-ENVIRONMENT = (scales.ENV, student.ENV, "IOLAB_DATABASE_URL", paths.DATA_ENV)
+# IOLAB_DATA moves every file the kit reads from data/ (kit.paths), so it keys the cache too; a faked
+# platform (kit.platforms) skips cells, so a book built with one must not be served to a build without.
+ENVIRONMENT = (scales.ENV, student.ENV, "IOLAB_DATABASE_URL", paths.DATA_ENV, platforms.FAKE_ENV)
 
 
 def files(root: Path, inputs: Iterable[str] = INPUTS) -> list[Path]:

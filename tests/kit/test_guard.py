@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -20,3 +21,11 @@ def test_guard_fails_and_kills_what_a_command_leaves_behind():
     assert "left 1 process(es) running" in result.stderr
     assert f"sleep {marker}" in result.stderr
     assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", marker]]
+
+
+def test_on_a_faked_macos_the_guard_runs_without_a_subreaper_and_says_what_escapes_it():
+    env = {**os.environ, "IOLAB_FAKE_PLATFORM": "darwin"}
+    result = subprocess.run([sys.executable, "-m", "iolab", "guard", "--", "sh", "-c", "exit 3"],
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 3
+    assert result.stderr == "guard: no Linux's child subreaper (prctl) on macOS: an orphan escapes this check\n"

@@ -6,6 +6,8 @@
 - ``procnet``: what ``/proc/net`` says about TCP sockets (states, accept queues, listen drops);
 - ``together``: N children released at one start line, each timing its own job;
 - ``guard``: fail a command that leaves processes behind;
+- ``platforms``: which Linux-only facilities (``/proc``, epoll, namespaces, io_uring...) are here, and the
+  note a cell prints as it skips without one (``IOLAB_FAKE_PLATFORM=darwin`` takes macOS's path);
 - ``machine``: this machine's fingerprint and limits (cores, ``sysctl``, ``ulimit -n``, ``DescriptorLimit``);
 - ``placement``: pinning a server and its load to separate halves of the cores;
 - ``sockets``: listening sockets, the "listening on" line, stopping on a signal;

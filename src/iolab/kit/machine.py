@@ -14,6 +14,8 @@ import resource
 from collections.abc import Callable
 from pathlib import Path
 
+from iolab.kit import platforms
+
 # The packages whose versions can change a measurement.
 PACKAGES = ("numpy", "pandas", "psutil", "trio", "uvloop", "h11", "httptools")
 # Descriptors a process needs besides the ones an experiment counts: stdio, an event loop's epoll
@@ -23,13 +25,22 @@ SPARE_DESCRIPTORS = 64
 
 
 def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return " ".join(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+    if platforms.missing("procfs") is None:
+        try:
+            for line in Path("/proc/cpuinfo").read_text().splitlines():
+                if line.startswith("model name"):
+                    return " ".join(line.split(":", 1)[1].split())
+        except OSError:
+            pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def _memory_bytes() -> int:
+    if platforms.faked() or not hasattr(os, "sysconf"):  # Windows has no sysconf; psutil asks each system its way
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
 def _version(package: str) -> str | None:
@@ -42,18 +53,22 @@ def _version(package: str) -> str | None:
 
 
 def cores() -> int:
-    """The CPUs this process may run on (what a server can use, not what the box has)."""
-    return len(os.sched_getaffinity(0))
+    """The CPUs this process may run on (what a server can use, not what the box has).
+
+    Where there is no CPU affinity (macOS, Windows), every CPU the machine has.
+    """
+    if platforms.missing("affinity") is None:
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 @functools.cache
 def fingerprint() -> dict[str, object]:
     """CPU, cores, memory, kernel, Python and package versions, as a JSON-ready dict."""
-    pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     return {
         "cpu": _cpu_model(),
         "cores": cores(),
-        "memory_gib": round(pages / 2**30, 1),
+        "memory_gib": round(_memory_bytes() / 2**30, 1),
         "kernel": platform.release(),
         "python": platform.python_version(),
         "packages": {name: v for name in PACKAGES if (v := _version(name))},
@@ -63,15 +78,17 @@ def fingerprint() -> dict[str, object]:
 def describe() -> str:
     """The fingerprint in one line, for captions and notebook headers."""
     fp = fingerprint()
-    return f"{fp['cpu']} · {fp['cores']} cores · {fp['memory_gib']} GiB · Linux {fp['kernel']} · Python {fp['python']}"
+    return f"{fp['cpu']} · {fp['cores']} cores · {fp['memory_gib']} GiB · {platforms.system_name()} {fp['kernel']} · Python {fp['python']}"
 
 
 def sysctl(name: str, default: list[int] | None = None) -> list[int]:
     """The numbers of a kernel setting, e.g. ``sysctl("net.core.somaxconn")`` (read from /proc/sys).
 
     A setting this kernel does not have raises FileNotFoundError, or gives ``default`` if one is given
-    (``tcp_syn_linear_timeouts`` exists only since Linux 6.5).
+    (``tcp_syn_linear_timeouts`` exists only since Linux 6.5). Off Linux there is no /proc/sys:
+    :class:`~iolab.kit.platforms.FacilityMissing`, whose message is the note a cell prints.
     """
+    platforms.require("sysctl")
     path = Path("/proc/sys") / name.replace(".", "/")
     if default is not None and not path.exists():
         return default

@@ -15,7 +15,7 @@ import matplotlib.ticker
 import pandas as pd
 import seaborn as sns
 
-from iolab.kit import machine
+from iolab.kit import machine, platforms
 from iolab.kit.scale import Scale
 
 # A fixed colour per model or runtime, from seaborn's colour-blind palette; published figures grey.
@@ -174,3 +174,13 @@ def glue_optional(name: str, value: Any, template: str, tool: str) -> None:
     sentence, never as "nan".
     """
     glue(name, optional_text(value, template, tool))
+
+
+def glue_where_available(name: str, value: Any, template: str, facility: str) -> None:
+    """Glue ``template`` filled with ``value``, or, where ``value`` is None, why ``facility`` could not measure it.
+
+    For figures only a Linux facility can measure (:mod:`iolab.kit.platforms`: epoll, ``/proc``...);
+    the prose pastes it as it is (``:s``), so that a skipped figure reads as a sentence on macOS.
+    """
+    words = f"not measured here (needs {platforms.FACILITIES[facility].needs})"
+    glue(name, words if value is None else template.format(value))

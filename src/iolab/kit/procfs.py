@@ -2,7 +2,8 @@
 
 Everything here is a plain read of the files that ``ps``, ``top`` and ``pmap`` read themselves, so
 the reader can ``cat`` the same file and see the same number. Sizes are in KiB, as the kernel
-prints them; times in seconds.
+prints them; times in seconds. Off Linux there is no ``/proc``: every reader raises
+:class:`~iolab.kit.platforms.FacilityMissing`, whose message is the note a notebook's cell prints as it skips.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from iolab.kit import platforms
 
 # The one-letter states of /proc/PID/stat and /proc/PID/status, as `man 5 proc` names them.
 STATE_NAMES = {
@@ -50,8 +53,14 @@ class ProcStatus:
         return STATE_NAMES.get(self.state, self.state)
 
 
+def _read(path: str) -> str:
+    """The text of a file under /proc; FacilityMissing (the skip's note) where there is no /proc."""
+    platforms.require("procfs")
+    return Path(path).read_text()
+
+
 def _status_fields(pid: int) -> dict[str, str]:
-    text = Path(f"/proc/{pid}/status").read_text()
+    text = _read(f"/proc/{pid}/status")
     fields = {}
     for line in text.splitlines():
         key, _, value = line.partition(":")
@@ -91,7 +100,7 @@ def cpu_seconds(pid: int | None = None) -> float:
     """
     if pid is None:
         return time.process_time()
-    text = Path(f"/proc/{pid}/stat").read_text()
+    text = _read(f"/proc/{pid}/stat")
     # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
     fields = text[text.rindex(")") + 2 :].split()
     utime, stime = int(fields[11]), int(fields[12])
@@ -127,7 +136,7 @@ class MemoryRollup:
 def memory_rollup(pid: int) -> MemoryRollup:
     """Resident memory split into shared and private pages, from ``/proc/PID/smaps_rollup``."""
     fields: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+    for line in _read(f"/proc/{pid}/smaps_rollup").splitlines()[1:]:
         key, _, value = line.partition(":")
         fields[key] = int(value.split()[0])
     return MemoryRollup(
@@ -139,7 +148,11 @@ def memory_rollup(pid: int) -> MemoryRollup:
 
 
 def exists(pid: int) -> bool:
-    """True while ``/proc/PID`` exists (a zombie still does, until it is reaped)."""
+    """True while ``/proc/PID`` exists (a zombie still does, until it is reaped); off Linux, psutil's answer."""
+    if platforms.missing("procfs") is not None:
+        import psutil
+
+        return bool(psutil.pid_exists(pid))
     return Path(f"/proc/{pid}").exists()
 
 
@@ -157,7 +170,7 @@ def wait_for_state(pid: int, states: str, timeout: float = 5.0) -> ProcStatus:
 
 def meminfo_kb(key: str) -> int:
     """One line of ``/proc/meminfo``, the whole machine's memory (``KernelStack``, ``MemAvailable``...), in KiB."""
-    for line in Path("/proc/meminfo").read_text().splitlines():
+    for line in _read("/proc/meminfo").splitlines():
         if line.startswith(key + ":"):
             return int(line.split()[1])
     raise KeyError(f"{key} is not in /proc/meminfo on this kernel")

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from iolab.kit import platforms
+
 # include/net/tcp_states.h: the state column is the enum value in hex.
 TCP_STATES = {
     0x01: "ESTABLISHED",
@@ -90,6 +92,7 @@ def parse(text: str, port: int | None = None) -> list[TcpSocket]:
 
 def read_sockets(port: int | None = None) -> list[TcpSocket]:
     """The IPv4 TCP sockets of this namespace; with ``port``, those whose local or remote port it is."""
+    platforms.require("procnet")  # off Linux: FacilityMissing, whose message is the cell's note
     sockets = parse(Path("/proc/net/tcp").read_text(), port)
     if port is None:
         return sockets
@@ -142,6 +145,7 @@ def parse_netstat(text: str, group: str = "TcpExt") -> dict[str, int]:
 
 def tcpext() -> dict[str, int]:
     """This namespace's TcpExt counters now, by name (``ListenOverflows``, ``ListenDrops``, ...)."""
+    platforms.require("procnet")
     return parse_netstat(NETSTAT.read_text())
 
 

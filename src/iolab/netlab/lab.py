@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from iolab.kit import channel
+from iolab.kit import channel, platforms
 from iolab.kit.procs import ManagedProcess, open_process
 from iolab.netlab import namespaces
 from iolab.netlab.forwarder import ForwarderSpec
@@ -59,6 +59,8 @@ def _capabilities() -> int:
 def available() -> str | None:
     """None if this machine can run a netlab; else what is missing, in words a notebook can print."""
     missing = None
+    if (elsewhere := platforms.missing("netns")) is not None:  # macOS: no namespaces, root or not
+        return elsewhere
     if os.geteuid() != 0:
         missing = "netlab needs root (to create network namespaces and TUN devices); run as root"
     elif shutil.which("ip") is None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.kit import procfs
+from iolab.kit import platforms, procfs
 from iolab.kit.procs import open_fork
 from iolab.topics.blocking_io import nonblocking
 
@@ -151,3 +151,15 @@ def test_file_reads_times_evicted_and_cached_reads_alike(tmp_path):
     assert list(df.cache) == ["evicted", "cached"] * 2
     assert (df.bytes_read == 4 * nonblocking.MIB).all() and (df.eagain == 0).all()
     assert df[df.cache == "cached"].cached_at_start.isin([True, None]).all()
+
+
+def test_on_a_faked_macos_a_pipe_has_no_size_to_read_and_a_file_cannot_be_evicted(monkeypatch, tmp_path):
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+    r, w = os.pipe()
+    try:
+        assert nonblocking.pipe_size(w) is None
+    finally:
+        os.close(r), os.close(w)
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(platforms.FacilityMissing, match=r"^needs posix_fadvise \(Linux\), for evicting a file"):
+        nonblocking.evict(tmp_path / "f")

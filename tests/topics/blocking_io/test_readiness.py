@@ -3,7 +3,7 @@ import resource
 
 import pytest
 
-from iolab.kit import machine
+from iolab.kit import machine, platforms, procfs
 from iolab.topics.blocking_io import readiness
 
 
@@ -88,3 +88,12 @@ def test_affordable_drops_counts_past_the_hard_limit():
     if hard == resource.RLIM_INFINITY:
         pytest.skip("no hard limit on descriptors here")
     assert readiness.affordable([1, 10, hard]) == [1, 10]
+
+
+def test_on_a_faked_macos_the_sweep_has_no_epoll_and_a_childs_cpu_comes_from_psutil(monkeypatch):
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+    assert readiness.measurable() == ["select", "poll"]  # and kqueue on a real Mac
+    assert set(readiness.sweep([1, 2], repeats=1, budget_s=0.001).selector) == {"select", "poll"}
+    with pytest.raises(platforms.FacilityMissing):
+        procfs.cpu_seconds(os.getpid())
+    assert readiness._cpu_seconds(os.getpid()) > 0

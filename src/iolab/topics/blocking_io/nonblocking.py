@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from iolab.kit import platforms
 from iolab.kit.procs import open_fork
 from iolab.topics.blocking_io import watch
 
@@ -39,8 +40,10 @@ WRITE_TIMEOUT_S = 10.0
 MIB = 2**20
 
 
-def pipe_size(fd: int) -> int:
-    """The capacity of the pipe ``fd`` belongs to, in bytes (``F_GETPIPE_SZ``)."""
+def pipe_size(fd: int) -> int | None:
+    """The capacity of the pipe ``fd`` belongs to, in bytes (``F_GETPIPE_SZ``); None where the system does not say (macOS)."""
+    if platforms.missing("pipe-size") is not None:
+        return None
     return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
 
 
@@ -163,7 +166,11 @@ def in_page_cache(path: Path) -> bool | None:
 
 
 def evict(path: Path) -> None:
-    """Drop ``path``'s pages from the page cache (fsync, then POSIX_FADV_DONTNEED), so its next read goes to disk."""
+    """Drop ``path``'s pages from the page cache (fsync, then POSIX_FADV_DONTNEED), so its next read goes to disk.
+
+    macOS has no posix_fadvise: :class:`~iolab.kit.platforms.FacilityMissing`, whose message is the cell's note.
+    """
+    platforms.require("fadvise")
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)  # dirty pages cannot be dropped

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pandas as pd
 
-from iolab.kit import machine, procfs, procs
+from iolab.kit import machine, platforms, procfs, procs
 
 # select() describes the watched descriptors as a bitmap of FD_SETSIZE bits (glibc: 1024), so it
 # cannot watch a descriptor numbered 1024 or more, however few it watches; CPython refuses with
@@ -38,6 +38,7 @@ SELECTORS: dict[str, type[selectors.BaseSelector]] = {
         ("select", getattr(selectors, "SelectSelector", None)),
         ("poll", getattr(selectors, "PollSelector", None)),
         ("epoll", getattr(selectors, "EpollSelector", None)),
+        ("kqueue", getattr(selectors, "KqueueSelector", None)),  # macOS's epoll (absent on Linux)
     )
     if cls is not None
 }
@@ -118,13 +119,20 @@ def wait_cost(selector: str, reads: Sequence[int], ready_write: int, repeats: in
         os.read(reads[-1], 1)
 
 
-def sweep(counts: Sequence[int], selectors_: Sequence[str] = tuple(SELECTORS), repeats: int = 3,
+def measurable() -> list[str]:
+    """The selectors a sweep measures here: SELECTORS, less epoll where iolab.kit.platforms says it is missing."""
+    return [name for name in SELECTORS if name != "epoll" or platforms.missing("epoll") is None]
+
+
+def sweep(counts: Sequence[int], selectors_: Sequence[str] | None = None, repeats: int = 3,
           budget_s: float = BUDGET_S, progress: bool = False) -> pd.DataFrame:
     """Cost of one wait against the number of watched pipes; one row per (selector, watched, repeat).
 
     Columns: ``selector``, ``watched``, ``repeat``, ``us_per_wait``. ``select`` is skipped where
-    a watched descriptor would be numbered FD_SETSIZE or more.
+    a watched descriptor would be numbered FD_SETSIZE or more. By default the selectors are
+    :func:`measurable`'s.
     """
+    selectors_ = measurable() if selectors_ is None else selectors_
     unknown = set(selectors_) - set(SELECTORS)
     if unknown:
         raise ValueError(f"unknown selector(s) {sorted(unknown)}; this platform has: {', '.join(SELECTORS)}")
@@ -209,6 +217,11 @@ def cpu_while_waiting(strategy: str, seconds: float = 1.0, wakeups: int = 10) ->
     return _wait_for_messages(strategy, seconds, wakeups)[0]
 
 
+def _cpu_seconds(pid: int) -> float:
+    # From /proc on Linux; elsewhere (macOS) from psutil, which asks the kernel its own way.
+    return procfs.cpu_seconds(pid) if platforms.missing("procfs") is None else procfs.tree_cpu_seconds(pid)
+
+
 def _wait_for_messages(strategy: str, seconds: float, wakeups: int) -> tuple[dict[str, float | str | int], list[float]]:
     # One run: the row cpu_while_waiting returns, and every message's wake-up delay in µs.
     if strategy not in STRATEGIES:
@@ -217,12 +230,12 @@ def _wait_for_messages(strategy: str, seconds: float, wakeups: int) -> tuple[dic
     result_r, result_w = os.pipe()
     try:
         with procs.open_fork(_receive, strategy, r, result_w, wakeups) as child:
-            cpu0, t0 = procfs.cpu_seconds(child.pid), time.monotonic()
+            cpu0, t0 = _cpu_seconds(child.pid), time.monotonic()
             for i in range(1, wakeups + 1):
                 time.sleep(max(0.0, t0 + i * seconds / wakeups - time.monotonic()))
                 os.write(w, MESSAGE.pack(time.monotonic_ns()))
             raw = procs.read_exactly(result_r, 16 * wakeups, timeout=CHILD_PATIENCE_S)
-            cpu1, t1 = procfs.cpu_seconds(child.pid), time.monotonic()
+            cpu1, t1 = _cpu_seconds(child.pid), time.monotonic()
             child.wait(timeout=5)
     finally:
         for fd in (r, w, result_r, result_w):

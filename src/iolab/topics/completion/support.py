@@ -23,6 +23,8 @@ import functools
 import os
 from pathlib import Path
 
+from iolab.kit import platforms
+
 FORCE_ENV = "IOLAB_NO_IO_URING"
 DISABLED_SYSCTL = Path("/proc/sys/kernel/io_uring_disabled")
 
@@ -85,6 +87,8 @@ def unavailable(use: str = "files") -> str | None:
     """Why io_uring cannot serve ``use`` ("files" or "sockets") here, or None if it can."""
     if os.environ.get(FORCE_ENV, "").strip() not in ("", "0"):
         return f"{FORCE_ENV} is set: the chapter takes the path of a machine without io_uring"
+    if (elsewhere := platforms.missing("io_uring")) is not None:  # macOS, Windows, IOLAB_FAKE_PLATFORM
+        return elsewhere
     oldest, operations = NEEDS[use]
     have = kernel_version()
     if have < oldest:

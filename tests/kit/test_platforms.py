@@ -1,0 +1,123 @@
+"""Which Linux facilities are here, and the note a skipped cell prints: ``iolab.kit.platforms``, on a faked macOS."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iolab.kit import machine, platforms, plots, procfs, procnet
+
+
+@pytest.fixture
+def macos(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+
+
+def test_on_linux_every_facility_the_course_uses_is_here(monkeypatch) -> None:
+    monkeypatch.delenv(platforms.FAKE_ENV, raising=False)
+    assert platforms.system_name() == "Linux" and not platforms.faked()
+    assert {row["facility"]: row["here"] for row in platforms.table()} == dict.fromkeys(platforms.FACILITIES, "yes")
+
+
+def test_a_faked_macos_lacks_every_linux_facility_but_keeps_fork(macos) -> None:
+    assert platforms.system_name() == "macOS" and platforms.faked()
+    lacking = {name for name in platforms.FACILITIES if platforms.missing(name) is not None}
+    assert lacking == set(platforms.FACILITIES) - {"fork"}
+
+
+def test_windows_has_not_even_fork_and_its_note_names_wsl2(monkeypatch) -> None:
+    monkeypatch.setenv(platforms.FAKE_ENV, "win32")
+    note = platforms.missing("fork")
+    assert note is not None and note.startswith("needs fork(), for a copy of the running process: on Windows")
+    assert "WSL2" in note
+
+
+def test_the_note_names_the_facility_the_system_and_where_to_run_the_cell(macos) -> None:
+    assert platforms.missing("procfs") == (
+        "needs Linux's /proc, for a process's state letter, CPU time and memory pages: on macOS this cell is skipped; "
+        "run the course's image (README, \"Which way should I run it?\"), or WSL2 on Windows, for it")
+    with pytest.raises(platforms.FacilityMissing, match=r"^needs Linux's epoll, .* on macOS this cell is skipped"):
+        platforms.require("epoll")
+
+
+def test_an_unknown_facility_is_an_error_that_lists_the_known_ones() -> None:
+    with pytest.raises(KeyError, match="the kit knows procfs, procnet"):
+        platforms.missing("kqueue")
+
+
+def test_a_linux_facility_this_kernel_lacks_is_missing_on_linux_too(monkeypatch) -> None:
+    monkeypatch.delenv(platforms.FAKE_ENV, raising=False)
+    monkeypatch.setitem(platforms.FACILITIES, "epoll", platforms.Facility("Linux's epoll", "waits", lambda: False))
+    assert platforms.missing("epoll") == (
+        "needs Linux's epoll, for waits: on Linux this cell is skipped; run the course's image "
+        "(README, \"Which way should I run it?\"), or WSL2 on Windows, for it")
+
+
+def test_the_machine_is_described_without_proc(macos, monkeypatch) -> None:
+    machine.fingerprint.cache_clear()
+    read_text = machine.Path.read_text
+
+    def no_proc(path, *args, **kwargs):  # a read of /proc fails the test; other files read as usual
+        assert not str(path).startswith("/proc"), f"{path} was read on a system without /proc"
+        return read_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(machine.Path, "read_text", no_proc)
+    monkeypatch.setattr(machine.os, "sched_getaffinity", no_proc, raising=False)  # macOS has no CPU affinity
+    try:
+        line = machine.describe()
+        fp = machine.fingerprint()
+    finally:
+        machine.fingerprint.cache_clear()
+    assert " · macOS " in line and "Linux" not in line
+    assert fp["cores"] == machine.os.cpu_count() and isinstance(fp["memory_gib"], float) and fp["memory_gib"] > 0
+    with pytest.raises(platforms.FacilityMissing, match="needs Linux's /proc/sys"):
+        machine.sysctl("net.core.somaxconn", default=[4096])
+
+
+def test_procfs_and_procnet_readers_skip_with_the_note_and_exists_asks_psutil(macos) -> None:
+    for read in (lambda: procfs.status(1), lambda: procfs.cpu_seconds(1), lambda: procfs.memory_rollup(1),
+                 lambda: procfs.meminfo_kb("MemTotal"), procnet.tcpext, procnet.read_sockets):
+        with pytest.raises(platforms.FacilityMissing, match=r"^needs Linux's /proc(/net)?, .* on macOS this cell is skipped"):
+            read()
+    assert procfs.exists(machine.os.getpid()) and procfs.cpu_seconds() >= 0  # psutil, and this process's own clock
+
+
+def test_a_figure_only_linux_measures_is_glued_as_words_off_linux(monkeypatch) -> None:
+    glued: dict[str, object] = {}
+    monkeypatch.setattr(plots, "glue", glued.__setitem__)
+    plots.glue_where_available("here", 1.234, "{:.1f} µs", "epoll")
+    plots.glue_where_available("skipped", None, "{:.1f} µs", "epoll")
+    assert glued == {"here": "1.2 µs", "skipped": "not measured here (needs Linux's epoll)"}
+
+
+def test_chapter_13_takes_its_path_without_io_uring_off_linux(macos, monkeypatch) -> None:
+    from iolab.topics.completion import support  # the one line chapter 13's check gained; its own tests stay its own
+
+    monkeypatch.delenv(support.FORCE_ENV, raising=False)
+    assert support.unavailable("files") == platforms.missing("io_uring")
+    assert "needs Linux's io_uring" in str(support.unavailable("sockets"))
+
+
+def test_chapter_12s_lab_names_the_namespaces_off_linux_not_root(macos) -> None:
+    from iolab.netlab import available
+
+    assert available() == platforms.missing("netns")
+
+
+def test_every_notebooks_setup_cell_runs_on_a_faked_macos_and_says_macos(tmp_path) -> None:
+    notebooks = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9]*.ipynb"))
+    setups = [next("".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code")
+              for nb in notebooks]
+    script = tmp_path / "setups.py"
+    script.write_text("import json, sys\nfor source in json.load(open(sys.argv[1])):\n    exec(source, {})\n")
+    (tmp_path / "setups.json").write_text(json.dumps(setups))
+    env = {**os.environ, platforms.FAKE_ENV: "darwin", "IOLAB_SCALE": "quick", "MPLBACKEND": "Agg"}
+    ran = subprocess.run([sys.executable, str(script), str(tmp_path / "setups.json")], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    lines = ran.stdout.splitlines()
+    assert len(notebooks) == 15 and len(lines) == len(notebooks) and all(" · macOS " in line for line in lines), lines
+    assert "netlab: needs Linux's network namespaces" in lines[[nb.stem for nb in notebooks].index("12-networks")]
