@@ -7,6 +7,7 @@ values, not the batch. The class is graded end to end like ``test_classes``' (th
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -15,8 +16,9 @@ import pandas as pd
 import pytest
 
 from homework_notebooks import ROOT, cell_index, course, nbgrader_cell, paste_solutions, read, statement, write
-from iolab.homework import checker, classes, editions, grading, markup, measurements, measurements_page
+from iolab.homework import checker, checks, classes, editions, grading, markup, measurements, measurements_page
 from iolab.homework.grading import Row
+from iolab.kit import student as kit_student
 
 NOTEBOOK = "lab.ipynb"
 MACHINE_LINE = "Student laptop · 8 cores · 16.0 GiB · Linux 6.1 · Python 3.11 · IOLAB_SCALE=quick · IOLAB_STUDENT=ada"
@@ -38,14 +40,19 @@ def measured_course() -> nbformat.NotebookNode:
     ])
 
 
-def _hand_in(subs: Path, student: str, solution: str | None = None, printed: str | None = None) -> None:
-    """``student``'s submission: the instructor's solution (or ``solution``), its setup cell's output ``printed``."""
+def _hand_in(subs: Path, student: str, solution: str | None = None, printed: str | None = None,
+             recorded: object = None) -> None:
+    """``student``'s submission: the instructor's solution (or ``solution``), its setup cell's output ``printed``,
+    and ``recorded`` as the output of the given cell's ``student.record`` (what their own machine measured)."""
     course = measured_course()
     nb = paste_solutions(editions.student_edition(course), course)
     if solution is not None:
         nb.cells[cell_index(nb, "ex-m-code")].source = solution
     if printed is not None:
         nb.cells[cell_index(nb, "setup")].outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed + "\n")]
+    if recorded is not None:
+        nb.cells[cell_index(nb, "ex-m-given")].outputs = [
+            nbformat.v4.new_output("display_data", data={kit_student.RECORD_MIME: recorded, "text/plain": ""})]
     write(nb, subs / student / NOTEBOOK)
 
 
@@ -56,8 +63,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, classes.Grad
     tmp_path = tmp_path_factory.mktemp("class")
     write(measured_course(), tmp_path / "notebooks" / NOTEBOOK)
     subs = tmp_path / "submissions"
-    _hand_in(subs, "ada", printed=MACHINE_LINE)
-    _hand_in(subs, "bob")
+    _hand_in(subs, "ada", printed=MACHINE_LINE, recorded={"rate_rps": {"": 240.0}, "runs": {"lag_ms": 2.5}})
+    _hand_in(subs, "bob", recorded={"rate_rps": {"": "fast"}, "runs": {"lag_ms": float("nan")}, "x": [1] * 5})
     _hand_in(subs, "eve", solution="rate_rps = 1e300\nanswer = 2 * rate_rps")
     reference = tmp_path / "reference"
     reference.mkdir()
@@ -108,8 +115,9 @@ def test_the_page_has_a_figure_per_measured_name_and_names_no_student(graded) ->
     assert measurements_page.figures(page) == 2
     # the figures' titles are inside their PNGs; the captions say the names
     assert "lab.ipynb, ex-m: rate_rps, value; 2 submissions, measured on " in page and "runs:lag_ms, median of lag_ms" in page
+    text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", page)  # a PNG's base64 may spell anything
     for secret in ("ada", "bob", "eve", "Student laptop"):
-        assert secret not in page
+        assert secret not in text
 
 
 def test_a_regrade_replaces_only_its_students_measurements(graded, tmp_path: Path) -> None:
@@ -153,3 +161,29 @@ def test_a_names_unit_comes_from_its_ending(name: str, unit: str) -> None:
 def test_a_row_without_measurements_adds_nothing(tmp_path: Path) -> None:
     rows = [Row("ada", NOTEBOOK, "ex-a", 1.0, 1.0, "passed", "", 0.1)]
     assert measurements.table(rows, tmp_path, reference={}).empty
+
+
+def test_what_a_students_own_machine_recorded_is_kept_beside_the_graders_value(graded) -> None:
+    subs, _ = graded
+    frame = measurements.read(subs / measurements.CSV_NAME).set_index(["student", "name"])
+    assert float(frame.loc[("ada", "rate_rps"), "student_value"]) == 240.0
+    assert float(frame.loc[("ada", "runs:lag_ms"), "student_value"]) == 2.5
+    assert float(frame.loc[("ada", "rate_rps"), "value"]) == 250.0  # the grader's own run of the given cell
+    # bob's output was forged (a word, NaN, a list): nothing of it is taken
+    assert frame.loc[("bob", "rate_rps"), "student_value"] == "" and frame.loc[("bob", "runs:lag_ms"), "student_value"] == ""
+    page = (subs / measurements_page.PAGE_NAME).read_text()
+    assert "own machines recorded them (handed in, not graded)" in page
+
+
+def test_the_student_edition_records_what_its_given_cells_measure_and_the_record_runs() -> None:
+    edition = editions.student_edition(measured_course())
+    given = edition.cells[cell_index(edition, "ex-m-given")].source
+    assert given.endswith("iolab.kit.student.record(rate_rps=rate_rps, runs=runs)")
+    assert checks.parameters(given)[1] == {"rate_rps", "runs"}  # the grader skips the record, a measured name's reader
+    namespace: dict[str, object] = {}
+    shown = []
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        import IPython.display
+        monkeypatch.setattr(IPython.display, "display", lambda data, raw=False: shown.append(data))
+        exec(compile("import pandas as pd\n" + given, "<given>", "exec"), namespace)
+    assert shown == [{kit_student.RECORD_MIME: {"rate_rps": {"": 250.0}, "runs": {"lag_ms": 2.0}}, "text/plain": ""}]

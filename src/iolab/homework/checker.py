@@ -42,6 +42,7 @@ from iolab.homework import answers, checks, plausible, sandbox
 from iolab.homework.scratch import open_folder
 from iolab.homework.contract import (Answers, CheckJob, CheckVerdict, ContractError, ExerciseJob, ExerciseVerdict, NotebookJob,
                                      SandboxKind, Verdict, answers_from_json, answers_to_json)
+from iolab.kit import magnitudes
 
 FILENAME = "<check cell {}>"
 CHECKER_TIME_LIMIT = 120.0  # the checker re-runs given cells, a few of which measure for seconds
@@ -140,7 +141,7 @@ def run_job(job: NotebookJob, read_answers: Callable[[], Answers]) -> Verdict:
 
 def measured_values(exercise: ExerciseJob, received: Answers, judged: dict[str, CheckVerdict]) -> dict[str, float]:
     """What the submission's run measured, for the class's measurements: each name its given cells measure that
-    a check read and accepted (``plausible``), as ``plausible.numbers`` sees it (a number; a table's numeric
+    a check read and accepted (``plausible``), as ``kit.magnitudes.numbers`` sees it (a number; a table's numeric
     columns by their medians, keyed ``name:column``), finite values only. A string, a bool or a refused value
     gives nothing; nor does a table's column that holds a setting of the run (:func:`_setting`)."""
     measured = _measured_names(exercise)
@@ -156,7 +157,7 @@ def measured_values(exercise: ExerciseJob, received: Answers, judged: dict[str, 
             continue
         for name in names:
             value = arrived.get(name, {}).get("value")
-            for key, number in (plausible.numbers(value) or {}).items():
+            for key, number in (magnitudes.numbers(value) or {}).items():
                 if math.isfinite(number) and not (key and _setting(value, key)):
                     found.setdefault(f"{name}:{key}" if key else name, number)
     return found

@@ -9,7 +9,9 @@ What a student must not see is removed the way nbgrader's ``ClearSolutions`` and
 - ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` lines go; the public asserts stay;
 - the prose between ``{solution-start}`` and ``{solution-end}`` goes, and a code cell inside it that
   is not marked (a notebook not converted yet) is taken for a solution and stubbed;
-- a bare "Prediction" paragraph, which states its answer, becomes an open question.
+- a bare "Prediction" paragraph, which states its answer, becomes an open question;
+- a given cell that measures (``# measured``) ends with ``student.record(...)`` of what it measured, so
+  the notebook a student hands in keeps their own machine's numbers for the class's measurements.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from typing import Any
 
 import nbformat
 
-from iolab.homework import markup
+from iolab.homework import checks, markup
 from iolab.kit import student
 
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 PREFACE_ID = "student-edition"  # fixed, so that two runs write the same file
+RECORD_COMMENT = "# keeps your run's numbers in this notebook, for your instructor's figures of the class's machines"
 OPEN_QUESTION = ("**Prediction.** What do you expect the next cells to show, and why? "
                  "Write it down before you run them.")
 
@@ -87,6 +90,20 @@ def preface(nb: Any) -> Any:
     return cell
 
 
+def with_record(source: str) -> str:
+    """A given cell's ``source`` with a last line that records what its ``# measured`` statements measured, if any."""
+    if not checks.MEASURED.search(source):
+        return source
+    try:
+        names = sorted(checks.parameters(source)[1])
+    except SyntaxError:
+        return source
+    if not names:
+        return source
+    return (source.rstrip("\n") + f"\nimport iolab.kit.student  {RECORD_COMMENT}\n"
+            f"iolab.kit.student.record({', '.join(f'{n}={n}' for n in names)})")
+
+
 def student_edition(nb: Any) -> Any:
     """A copy of instructor notebook ``nb`` with the solutions, hidden tests and explanations removed."""
     out = copy.deepcopy(nb)
@@ -110,6 +127,8 @@ def student_edition(nb: Any) -> Any:
             if meta.get("solution") or (in_solution and not meta.get("grade")):
                 cell.source = stub_solutions(cell.source)
             cell.source = drop_hidden_tests(cell.source)
+            if not (meta.get("solution") or meta.get("grade") or in_solution):
+                cell.source = with_record(cell.source)
             if meta.get("solution") or meta.get("grade") or in_solution:
                 cell.outputs, cell.execution_count = [], None
         cells.append(cell)

@@ -6,8 +6,8 @@ accepted; a table's numeric columns as their medians, less those that hold a set
 result's numeric fields). :func:`table`
 makes them ``class-measurements.csv``, one row per student, exercise and name:
 
-``student, notebook, exercise, name, summary, value, unit, measured_on, student_machine, reference,
-reference_machine``
+``student, notebook, exercise, name, summary, value, unit, measured_on, student_value, student_machine,
+reference, reference_machine``
 
 - ``summary`` says what ``value`` is: ``value`` for a number, ``median of COLUMN`` for a table's column;
 - ``unit`` is read from the name's ending (``_ms``, ``_pct``, ``rps``...), empty when it does not say;
@@ -15,6 +15,10 @@ reference_machine``
   (in the submission's sandbox, with the student's parameters), so under ``make grade`` it is the
   grading machine for every student: the spread is one machine's, across the class's parameters and
   the runs' noise, not the class's machines;
+- ``student_value`` is the same name as the student's own run measured it, on their machine: a student
+  edition's given cells end with ``student.record(...)``, which keeps the numbers in the notebook's
+  output (as handed in, so the student could have changed it: it is shown, never graded); empty when
+  the notebook was handed in without that output;
 - ``student_machine`` is the machine the student's own run printed in its setup cell, as handed in
   (empty when the notebook was handed in without that output);
 - ``reference`` is the reference run's value where ``data/homework/measured-reference.csv`` says which
@@ -27,6 +31,7 @@ The page of figures made from this file is ``measurements_page``; it names no st
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -37,13 +42,14 @@ import pandas as pd
 from iolab.homework import batch, markup
 from iolab.homework.grading import GRADING_ENV, Row
 from iolab.homework.lateness import replace_csv
-from iolab.kit import machine
+from iolab.kit import machine, student
 from iolab.kit import scale as scales
 from iolab.kit.paths import COURSE_DATA
 
 CSV_NAME = "class-measurements.csv"
-COLUMNS = ["student", "notebook", "exercise", "name", "summary", "value", "unit", "measured_on", "student_machine",
-           "reference", "reference_machine"]
+MAX_RECORDED = 1_000  # names a handed-in notebook may record; a forged output holding more is cut there
+COLUMNS = ["student", "notebook", "exercise", "name", "summary", "value", "unit", "measured_on", "student_value",
+           "student_machine", "reference", "reference_machine"]
 # Which reference data holds a measured name's value: notebook (stem), name (as in the CSV), data (its file in
 # data/reference without .csv), where (a pandas query selecting its rows), column (whose median is the value).
 REFERENCES = COURSE_DATA / "homework" / "measured-reference.csv"
@@ -69,6 +75,21 @@ def student_machine(submission: Any) -> str:
     text = "".join(str(o.get("text", "")) for o in outputs if isinstance(o, Mapping) and o.get("output_type") == "stream")
     found = MACHINE_LINE.search(text[:10_000])
     return found["machine"].strip() if found else ""
+
+
+def student_values(submission: Any) -> dict[str, float]:
+    """What the student's own run recorded (``student.record``), keyed as ``Row.measured`` is (``name``, or
+    ``name:column`` for a table's median): finite numbers only, whatever else the handed-in output holds."""
+    found: dict[str, float] = {}
+    for cell in submission.cells:
+        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            data = output.get("data", {}) if isinstance(output, Mapping) else {}
+            recorded = data.get(student.RECORD_MIME) if isinstance(data, Mapping) else None
+            for name, magnitudes in (recorded.items() if isinstance(recorded, Mapping) else ()):
+                for key, number in (magnitudes.items() if isinstance(magnitudes, Mapping) else ()):
+                    if type(number) in (int, float) and math.isfinite(number) and len(found) < MAX_RECORDED:
+                        found.setdefault(f"{name}:{key}" if key else str(name), float(number))
+    return found
 
 
 def _machine_of(data: str, folder: Path) -> str:
@@ -110,14 +131,16 @@ def _split(key: str) -> tuple[str, str]:
     return (f"{name}:{column}", f"median of {column}") if column else (name, "value")
 
 
-def _machines(rows: Sequence[Row], submissions: Path) -> dict[tuple[str, str], str]:
-    """(student, notebook) -> the machine the student's own run printed, read from the notebook handed in."""
+def _handed_in(rows: Sequence[Row], submissions: Path) -> dict[tuple[str, str], tuple[str, dict[str, float]]]:
+    """(student, notebook) -> the machine the student's own run printed and what it recorded, read from the
+    notebook handed in."""
     found = {}
-    for student, notebook in {(r.student, r.notebook) for r in rows if r.measured}:
+    for who, notebook in {(r.student, r.notebook) for r in rows if r.measured}:
         try:
-            found[(student, notebook)] = student_machine(batch.read_notebook(submissions / student / notebook))
-        except Exception:  # the grader read it once already; a notebook gone or changed since costs only this column
-            found[(student, notebook)] = ""
+            submission = batch.read_notebook(submissions / who / notebook)
+            found[(who, notebook)] = (student_machine(submission), student_values(submission))
+        except Exception:  # the grader read it once already; a notebook gone or changed since costs only these columns
+            found[(who, notebook)] = ("", {})
     return found
 
 
@@ -126,16 +149,17 @@ def table(rows: Sequence[Row], submissions: Path,
     """The class's measurements from the graded ``rows`` (columns :data:`COLUMNS`), the handed-in notebooks in
     ``submissions`` giving each student's machine; ``reference`` defaults to :func:`references`."""
     reference = references() if reference is None else reference
-    machines = _machines(rows, submissions)
+    handed_in = _handed_in(rows, submissions)
     here = f"{machine.describe()} · {scales.ENV}={GRADING_ENV[scales.ENV]}"  # the grader runs every submission
     lines = []
     for row in rows:
         for key, value in row.measured.items():
             name, summary = _split(key)
             ref, ref_machine = reference.get((Path(row.notebook).stem, name), (None, ""))
+            their_machine, theirs = handed_in.get((row.student, row.notebook), ("", {}))
             lines.append({"student": row.student, "notebook": row.notebook, "exercise": row.exercise, "name": name,
                           "summary": summary, "value": value, "unit": unit(name), "measured_on": here,
-                          "student_machine": machines.get((row.student, row.notebook), ""),
+                          "student_value": theirs.get(key), "student_machine": their_machine,
                           "reference": ref, "reference_machine": ref_machine})
     return pd.DataFrame(lines, columns=COLUMNS)
 

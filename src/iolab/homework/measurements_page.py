@@ -55,22 +55,28 @@ def _reference(group: pd.DataFrame) -> tuple[float | None, str]:
     return float(values.iloc[0]), str(machine)
 
 
-def draw(values: pd.Series, reference: float | None, reference_machine: str, title: str, label: str) -> Figure:
-    """One name's figure: the class's values as a box with each value over it, the reference run as a dashed line."""
+def draw(values: pd.Series, reference: float | None, reference_machine: str, title: str, label: str,
+         theirs: pd.Series | None = None) -> Figure:
+    """One name's figure: the class's values as a box with each value over it (a second row for the values the
+    students' own machines recorded, where any did), the reference run as a dashed line."""
     plots.use_style()
-    fig = Figure(figsize=(7.0, 2.4), layout="constrained")
+    rows = [("graded here", values, plots.PALETTE["asyncio"])]
+    if theirs is not None and len(theirs):
+        rows.append(("their machines, as handed in", theirs, plots.PALETTE["threads"]))
+    fig = Figure(figsize=(7.0, 1.6 + 0.8 * len(rows)), layout="constrained")
     ax = fig.subplots()
-    if len(values):
-        ax.boxplot(values.to_numpy(), orientation="horizontal", widths=0.5, showfliers=False)
-        jitter = np.random.default_rng(0).uniform(-0.12, 0.12, len(values))
-        ax.scatter(values.to_numpy(), 1 + jitter, s=18, alpha=0.7, color=plots.PALETTE["asyncio"], zorder=3,
-                   label=f"the class ({len(values)})")
+    jitter = np.random.default_rng(0)
+    for y, (name, shown, color) in enumerate(rows, start=1):
+        if len(shown):
+            ax.boxplot(shown.to_numpy(), positions=[y], orientation="horizontal", widths=0.5, showfliers=False)
+            ax.scatter(shown.to_numpy(), y + jitter.uniform(-0.12, 0.12, len(shown)), s=18, alpha=0.7, color=color,
+                       zorder=3, label=f"{name} ({len(shown)})")
     if reference is not None:
         ax.axvline(reference, ls="--", lw=1.5, color=plots.PALETTE["reference"], label=reference_machine)
     ax.set_yticks([])
     ax.set_xlabel(label)
     ax.set_title(title)
-    if len(values) or reference is not None:
+    if any(len(shown) for _, shown, _ in rows) or reference is not None:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), fontsize=8)
     return fig
 
@@ -91,17 +97,22 @@ def page(frame: pd.DataFrame) -> str:
              f"<style>{STYLE}</style></head><body><h1>The class's measurements</h1>"]
     parts.append("<p>Each figure is one measured name of one exercise: a point per student (no student is named), "
                  "the box their middle half, the dashed line the reference run. The grader measured each value "
-                 "when it ran the submission, on the machine each caption names.</p>")
+                 "when it ran the submission, on the machine each caption names; a second row, where there is one, "
+                 "shows the same name as each student's own machine measured it (kept in the notebook they handed "
+                 "in, so shown, not graded).</p>")
     if frame.empty:
         parts.append("<p>No exercise graded here measured anything.</p>")
     for (notebook, exercise, name), group in frame.groupby(["notebook", "exercise", "name"], sort=True):
         values, left_out = kept(group["value"])
+        theirs, _ = kept(group["student_value"].replace("", np.nan).dropna())
         reference, reference_machine = _reference(group)
         summary, unit = str(group["summary"].iloc[0]), str(group["unit"].iloc[0])
         label = f"{name} ({unit})" if unit else str(name)
-        fig = draw(values, reference, reference_machine, f"{exercise} · {name}", label)
+        fig = draw(values, reference, reference_machine, f"{exercise} · {name}", label, theirs)
         where = "; ".join(sorted({m for m in group["measured_on"] if m})) or "a machine the CSV does not name"
         caption = f"{notebook}, {exercise}: {name}, {summary}; {len(values)} submissions, measured on {where}"
+        if len(theirs):
+            caption += f"; {len(theirs)} as the students' own machines recorded them (handed in, not graded)"
         if left_out:
             caption += f"; {left_out} left out (not a number, or over {FAR:g}x from the class's median)"
         if reference is None:

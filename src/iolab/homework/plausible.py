@@ -18,11 +18,11 @@ a number close to what the machine measures, which is the exercise's point.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
-import sys
 from typing import Any
+
+from iolab.kit.magnitudes import numbers
 
 # Honest runs of one measurement on a busy two-core machine differ by several times: eight runs of chapter 6's
 # trio.to_thread lag (20 jobs of 20 ms) at load average 3.4 spanned 106-389 ms (3.7x), and a ticker's median
@@ -55,23 +55,6 @@ def _close(yours: float, ours: float) -> bool:
 
 def _shown(value: float) -> str:
     return f"{value:,.4g}"
-
-
-def numbers(value: Any) -> dict[str, float] | None:
-    """The magnitudes to compare in ``value``, by name (medians for columns); None if it has none to compare."""
-    if type(value) in (int, float):
-        return {"": float(value)}
-    pandas = sys.modules.get("pandas")
-    if pandas is not None and isinstance(value, pandas.Series):
-        numeric = pandas.to_numeric(value, errors="coerce").dropna()
-        return {"": float(numeric.median())} if len(numeric) else None
-    if pandas is not None and isinstance(value, pandas.DataFrame):
-        numeric = value.select_dtypes("number")
-        return {str(c): float(numeric[c].median()) for c in numeric.columns if numeric[c].notna().any()} or None
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        return {k: float(v) for k, v in fields.items() if type(v) in (int, float)} or None
-    return None
 
 
 def judge(name: str, yours: Any, ours: Any) -> tuple[Any, str | None]:

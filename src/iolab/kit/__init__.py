@@ -19,7 +19,8 @@
 - ``paths`` and ``cache``: where the course's data is (``IOLAB_DATA``), and the folder for build caches;
 - ``lazy``: re-exports imported on first use;
 - ``student`` and ``expect``, for the exercises: per-student parameters (``IOLAB_STUDENT``), and what
-  a check cell's public asserts ask of an answer.
+  a check cell's public asserts ask of an answer; ``magnitudes``: the numbers in a measured value
+  (a table's medians), which grading compares and a student edition keeps (``student.record``).
 
 Nothing here imports any other part of ``iolab``.
 """

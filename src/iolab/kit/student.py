@@ -15,11 +15,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import math
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from iolab.kit.magnitudes import numbers
 
 T = TypeVar("T")
 ENV = "IOLAB_STUDENT"
+# The output type a student edition's record() writes: Jupyter keeps it in the notebook and shows nothing for it.
+RECORD_MIME = "application/vnd.iolab.measured+json"
 
 
 def student_id() -> str | None:
@@ -66,3 +71,25 @@ def with_token(student: str, secret: str | None) -> str:
     numbers, or their own, from the public code: the instructor hands each student theirs.
     """
     return f"{student}.{token(secret, student)}" if secret else student
+
+
+def recorded(**values: Any) -> dict[str, dict[str, float]]:
+    """The finite magnitudes (:func:`iolab.kit.magnitudes.numbers`) of each value, by name: what :func:`record` keeps."""
+    kept = {}
+    for name, value in values.items():
+        found = {key: number for key, number in (numbers(value) or {}).items() if math.isfinite(number)}
+        if found:
+            kept[name] = found
+    return kept
+
+
+def record(**values: Any) -> None:
+    """Keep the numbers this run measured in the notebook's output, shown as nothing.
+
+    A student edition's given cells end with a call to it (``homework.editions``): the notebook a
+    student hands in then carries what their own machine measured, which grading collects into the
+    class's measurements beside what the grader measured running it (``homework.measurements``).
+    """
+    from IPython.display import display  # only in a notebook's kernel
+
+    display({RECORD_MIME: recorded(**values), "text/plain": ""}, raw=True)
