@@ -187,3 +187,8 @@ def test_the_student_edition_records_what_its_given_cells_measure_and_the_record
         monkeypatch.setattr(IPython.display, "display", lambda data, raw=False: shown.append(data))
         exec(compile("import pandas as pd\n" + given, "<given>", "exec"), namespace)
     assert shown == [{kit_student.RECORD_MIME: {"rate_rps": {"": 250.0}, "runs": {"lag_ms": 2.0}}, "text/plain": ""}]
+
+
+def test_a_numpy_number_is_recorded_as_a_number() -> None:
+    import numpy as np
+    assert kit_student.recorded(share=np.float64(0.9), n=np.int64(3), flag=True) == {"share": {"": 0.9}, "n": {"": 3.0}}

@@ -77,6 +77,8 @@ def recorded(**values: Any) -> dict[str, dict[str, float]]:
     """The finite magnitudes (:func:`iolab.kit.magnitudes.numbers`) of each value, by name: what :func:`record` keeps."""
     kept = {}
     for name, value in values.items():
+        if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):  # a numpy scalar: share = a / (a + b)
+            value = value.item()
         found = {key: number for key, number in (numbers(value) or {}).items() if math.isfinite(number)}
         if found:
             kept[name] = found
