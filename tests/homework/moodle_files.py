@@ -30,7 +30,9 @@ Moodle's offline grading worksheet (Download grading worksheet), from moodle/moo
 Moodle's submissions download (``mod/assign/locallib.php``, ``download_submissions``): each student's prefix is
 ``clean_filename(fullname . '_' . get_uniqueid_for_user(userid) . '_')``, the same participant number as the
 worksheet's; with "Download submissions in folders" (the default) each plugin's files go in a folder
-``<prefix>assignsubmission_file_``.
+``<prefix>assignsubmission_file_``; without it (and in Moodle before that option, whose ``download_submissions``
+was read in a stored version without a commit) each file is named ``<prefix>assignsubmission_file_<file name>``.
+With anonymous submissions the prefix is ``Participant_<participant number>_``.
 """
 
 from __future__ import annotations
@@ -47,7 +49,11 @@ ROWS = [
 ]
 WORKSHEET = BOM + "\n".join([HEADER, *ROWS]) + "\n"
 
-# The same assignment's submissions download, in folders: Ada's notebook and Alan's.
-DOWNLOAD_FOLDERS = {"Ada Lovelace_1001_assignsubmission_file_": "Ada", "Alan Turing_1003_assignsubmission_file_": "Alan"}
-# The course's roster for it: the key is the participant number.
+# The course's roster for that assignment: the key is the participant number.
 ROSTER = "id,key,name\nada,1001,Ada Lovelace\ngrace,1002,Grace Hopper\nalan,1003,Alan Turing\n"
+# Its submissions download: Ada's in folders, Grace's without (renamed by her), Alan's anonymous.
+DOWNLOAD = {
+    "Ada Lovelace_1001_assignsubmission_file_/hw.ipynb": "ada's",
+    "Grace Hopper_1002_assignsubmission_file_my_hw.ipynb": "grace's, renamed",
+    "Participant_1003_assignsubmission_file_/hw.ipynb": "alan's, anonymous",
+}
