@@ -84,6 +84,8 @@ def test_a_file_that_is_not_moodles_worksheet_is_refused_naming_the_columns_mood
     with pytest.raises(moodle.WorksheetError, match=r"no Identifier, Grade, Last modified \(grade\); its columns are "
                        r"Student, ID"):
         moodle.read_worksheet(canvas)
+    with pytest.raises(moodle.WorksheetError, match="graded on a scale"):
+        moodle.read_worksheet(_worksheet(tmp_path, moodle_files.WORKSHEET.replace('"Maximum Grade"', "Scale")))
     no_feedback = _worksheet(tmp_path, moodle_files.WORKSHEET.replace(',"Feedback comments"', ""))
     done = moodle.fill(_rows("ada", 1, 2), no_feedback, tmp_path / "out.csv", keys={"1001": "ada"})
     assert done.filled == {"ada": "Participant 1001"}

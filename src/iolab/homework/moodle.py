@@ -19,7 +19,8 @@ at 1494620bfbb33538251bc1a222027f665b7da2ea, the columns when downloading; strin
   skips a grade that is empty, unchanged, above the maximum, or locked (``locallib.php``, ``process_import_grades``).
 
 :func:`fill` writes the worksheet back in that same shape, each row where it was, with ``Grade`` (the student's
-points, late penalty taken off, as Moodle writes a grade: two decimals) and ``Feedback comments`` (the points per
+points, late penalty taken off, summed over the notebooks graded: a worksheet is one assignment, so grade one
+notebook with it; as Moodle writes a grade, two decimals) and ``Feedback comments`` (the points per
 notebook and exercise, never a check's message) for each student it matched; every other cell as Moodle wrote it.
 A row is matched by the roster's keys kept at intake (:func:`keep_keys`: the participant number, a name, an
 email), else by the student's id or name as ``Email address`` or ``Full name`` holds it. What it could not match
@@ -43,6 +44,7 @@ FULL_NAME = "Full name"
 EMAIL = "Email address"
 GRADE = "Grade"
 MAXIMUM = "Maximum Grade"  # assign.php 'maxgrade', as redefined there
+SCALE = "Scale"  # in its place when the assignment is graded on a scale
 CHANGEABLE = "Grade can be changed"
 GRADE_MODIFIED = "Last modified (grade)"
 FEEDBACK = "Feedback comments"  # assignfeedback_comments' editor field
@@ -82,6 +84,9 @@ def read_worksheet(path: Path) -> Worksheet:
         table = list(csv.reader(f))
     header = table[0] if table else []
     lacking = [c for c in NEEDED if c not in header]
+    if SCALE in header:  # gradingtable.php writes Scale in place of Maximum Grade for a scale
+        raise WorksheetError(f"{path}: the assignment is graded on a scale (its worksheet has {SCALE}, no {MAXIMUM}); "
+                             "the grader hands back points: set its Grade type to Point in Moodle and download it again")
     if lacking:
         raise WorksheetError(f"{path} is not Moodle's grading worksheet (Download grading worksheet, in English): "
                              f"no {', '.join(lacking)}; its columns are {', '.join(header) or 'none'}")
