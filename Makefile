@@ -165,7 +165,8 @@ homework: env
 # JOBS=N grades N submissions at once; NO_SANDBOX=1 grades without bubblewrap (trusted code only);
 # RELEASE_HIDDEN=1 quotes hidden checks' messages in the feedback (they state the answers);
 # CHECKS=dir adds the instructor's own checks and course secret (iolab.homework.private);
-# CANVAS_GRADEBOOK=file titles gradebook.csv's columns as that Canvas export's assignments.
+# CANVAS_GRADEBOOK=file titles gradebook.csv's columns as that Canvas export's assignments;
+# MOODLE_WORKSHEET=file writes Moodle's grading worksheet back filled, beside $(GRADES), to upload.
 # Late work: DUE=2026-11-20T23:59 LATE_POLICY=10-per-day LATE_CAP=50 EXTENSIONS=file (book/instructors.md).
 # STUDENTS=ada,bob regrades only them, merged into $(GRADES); REASON="..." goes into history.csv.
 grade: env
@@ -173,7 +174,8 @@ grade: env
 	$(GUARD) $(BIN)/python -m iolab homework grade $(SUBMISSIONS) --out $(GRADES) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
 	  $(if $(JOBS),--jobs $(JOBS)) $(if $(NO_SANDBOX),--no-sandbox) $(if $(RELEASE_HIDDEN),--release-hidden) \
 	  $(if $(NAMES),--names $(NAMES)) $(if $(CHECKS),--checks $(CHECKS)) \
-	  $(if $(CANVAS_GRADEBOOK),--canvas-gradebook $(CANVAS_GRADEBOOK)) $(if $(DUE),--due $(DUE)) \
+	  $(if $(CANVAS_GRADEBOOK),--canvas-gradebook $(CANVAS_GRADEBOOK)) $(if $(MOODLE_WORKSHEET),--moodle-worksheet $(MOODLE_WORKSHEET)) \
+	  $(if $(DUE),--due $(DUE)) \
 	  $(if $(LATE_POLICY),--late-policy $(LATE_POLICY)) $(if $(LATE_CAP),--late-cap $(LATE_CAP)) \
 	  $(if $(EXTENSIONS),--extensions $(EXTENSIONS)) $(if $(STUDENTS),--students $(STUDENTS)) \
 	  $(if $(REASON),--reason "$(REASON)")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import canvas_files
+import moodle_files
 from iolab.commands import main
 from iolab.homework import batch
 from iolab.homework.intake import (EARLIER, MAX_MIB_ENV, MAX_RATIO_ENV, IntakeLimits, RosterError, intake,
@@ -74,6 +75,18 @@ def test_canvas_and_moodle_names_land_in_the_students_folders_by_roster(tmp_path
                                                                "ada,Ada Lovelace,12345,,,"]
     assert set(done.names) - set(done.placed) == {"bob"}
     assert done.refused == [] and done.earlier == {}
+
+
+def test_moodles_download_in_folders_without_them_or_anonymous_lands_by_the_participant_number(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(moodle_files.ROSTER)
+    out = tmp_path / "submissions"
+    done = intake(_zip(tmp_path / "subs.zip", moodle_files.DOWNLOAD), roster, out, {"hw.ipynb"})
+    assert {s: [p.relative_to(out).as_posix() for p in paths] for s, paths in done.placed.items()} == {
+        "ada": ["ada/hw.ipynb"], "grace": ["grace/hw.ipynb"], "alan": ["alan/hw.ipynb"]}
+    assert (out / "grace" / "hw.ipynb").read_text() == "grace's, renamed"
+    assert done.renamed == [("grace", "my_hw.ipynb", "hw.ipynb")]
+    assert done.unmatched == [] and done.refused == []
 
 
 def test_a_member_inflating_past_the_cap_is_refused_in_little_memory_and_the_rest_is_placed(tmp_path, monkeypatch):

@@ -141,6 +141,9 @@ def add_grade(actions: Actions) -> None:
                        "SUBMISSIONS/canvas-gradebook.csv, which intake keeps when its roster is such an export)")
     grade.add_argument("--canvas-assignment", action="append", default=[], metavar="NOTEBOOK=NAME",
                        help="the Canvas assignment a notebook goes to, where its name does not say (repeatable)")
+    grade.add_argument("--moodle-worksheet", type=Path, default=None, metavar="CSV",
+                       help="Moodle's grading worksheet as downloaded (Download grading worksheet): written back "
+                       "beside the grades as moodle-worksheet.csv, Grade and Feedback comments filled, to upload")
     grade.add_argument("--total", action=argparse.BooleanOptionalAction, default=None,
                        help="a Total column in gradebook.csv (default: only without a Canvas gradebook export, "
                        "since Canvas makes an unknown column a new assignment)")
@@ -167,7 +170,8 @@ def run_grade(args: argparse.Namespace) -> int:
                                jobs=args.jobs, out=args.out, names=args.names, canvas_gradebook=args.canvas_gradebook,
                                canvas_assignments=args.canvas_assignment, total=args.total,
                                late=classes.LateSettings(args.late_policy, args.late_cap, args.due, args.extensions),
-                               students=(args.students or "").split(","), reason=args.reason)
+                               students=(args.students or "").split(","), reason=args.reason,
+                               moodle_worksheet=args.moodle_worksheet)
     except classes.SettingRefused as exc:
         args.parser.error(str(exc))
     except sandbox.SandboxMissing as exc:
@@ -217,7 +221,7 @@ def add_intake(actions: Actions) -> None:
 def run_intake(args: argparse.Namespace) -> int:
     import shutil
 
-    from iolab.homework import intake
+    from iolab.homework import intake, moodle
 
     assignment = f"{args.assignment.removesuffix('.ipynb')}.ipynb" if args.assignment else None
     notebooks = {p.name for p in args.notebooks.glob("*.ipynb")}
@@ -233,6 +237,7 @@ def run_intake(args: argparse.Namespace) -> int:
         args.parser.error(str(exc))
     roster = done.roster
     assert roster is not None
+    moodle.keep_keys(roster.keys, args.out)  # for `homework grade --moodle-worksheet`: the participant numbers
     print(f"roster: {args.roster} read as a {roster.kind}: columns {', '.join(roster.used)} used"
           + (f"; no {', '.join(roster.lacking)} (left empty in gradebook.csv)" if roster.lacking else ""))
     if roster.kind == "Canvas gradebook export":  # kept for `homework grade`: its assignment columns

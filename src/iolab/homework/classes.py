@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from iolab.homework import (batch, caps, grading, intake, lateness, measurements, measurements_page, private, regrade,
-                            reports, sandbox)
+from iolab.homework import (batch, caps, grading, intake, lateness, measurements, measurements_page, moodle, private,
+                            regrade, reports, sandbox)
 
 
 class SettingRefused(ValueError):
@@ -43,6 +43,7 @@ class ClassGrading:
     rules: lateness.Rules = lateness.Rules()  # what late work costs
     students: tuple[str, ...] = ()  # a regrade of these students only (none: the whole class)
     reason: str = regrade.REASON  # why, in history.csv
+    moodle_worksheet: Path | None = None  # Moodle's grading worksheet, to write back filled
 
     def announce(self) -> list[str]:
         """What is about to happen, in two lines: how many at a time, in which sandbox, under which caps."""
@@ -61,6 +62,7 @@ class GradeSummary:
     assignments: dict[str, str] | None = None  # Canvas column -> its points possible
     reports: dict[str, Path] = field(default_factory=dict)  # gradebook, pass rates, feedback
     table: Any = None  # a DataFrame: points, max_points and seconds per student and notebook
+    moodle: moodle.Filled | None = None  # the Moodle worksheet written, and what it could not match
 
     def lines(self) -> list[str]:
         """The summary as the command prints it: the Canvas columns, the totals, and where each file is."""
@@ -72,7 +74,8 @@ class GradeSummary:
         if self.table is not None:
             lines.append(self.table.round(1).to_string())
         lines.append(f"grades: {self.out.resolve()}")
-        return lines + [f"{kind}: {path.resolve()}" for kind, path in self.reports.items()]
+        lines += [f"{kind}: {path.resolve()}" for kind, path in self.reports.items()]
+        return lines + (self.moodle.lines() if self.moodle is not None else [])
 
 
 def _check_private(checks: Path, notebooks: Path) -> None:
@@ -128,18 +131,27 @@ def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, t
             whole: bool = False, sandboxed: bool = True, release_hidden: bool = False, jobs: int = 1,
             out: Path | None = None, names: Path | None = None, canvas_gradebook: Path | None = None,
             canvas_assignments: Iterable[str] = (), total: bool | None = None, late: LateSettings | None = None,
-            students: Iterable[str] = (), reason: str = regrade.REASON) -> ClassGrading:
+            students: Iterable[str] = (), reason: str = regrade.REASON,
+            moodle_worksheet: Path | None = None) -> ClassGrading:
     """The grading of the class in ``submissions`` with these settings (the command's flags), checked.
 
     :class:`SettingRefused` for a setting that cannot work, ``sandbox.SandboxMissing`` when ``sandboxed`` and
     bubblewrap cannot run here. ``out`` defaults to ``SUBMISSIONS/grades.csv``, ``names`` to the
     ``names.csv`` that ``homework intake`` writes, ``canvas_gradebook`` to the export intake keeps;
-    ``late`` is how late work is judged (:func:`_rules`); ``students`` regrades only them (``regrade``).
+    ``late`` is how late work is judged (:func:`_rules`); ``students`` regrades only them (``regrade``);
+    ``moodle_worksheet`` is Moodle's grading worksheet, written back filled beside the grades (``moodle``).
     """
     if checks is not None:
         _check_private(checks, notebooks)
     if not submissions.is_dir():
         raise SettingRefused(f"{submissions} is not a folder (it should hold one folder per student)")
+    if moodle_worksheet is not None:
+        if not moodle_worksheet.is_file():
+            raise SettingRefused(f"--moodle-worksheet {moodle_worksheet}: no such file")
+        try:  # now, not after an hour of grading
+            moodle.read_worksheet(moodle_worksheet)
+        except (UnicodeDecodeError, moodle.WorksheetError) as exc:
+            raise SettingRefused(f"--moodle-worksheet {exc}") from None
     if sandboxed:
         sandbox.check()
     try:
@@ -157,7 +169,7 @@ def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, t
         raise SettingRefused(f"--students: {exc}") from None
     return ClassGrading(submissions, notebooks, options, jobs, out, held_to,
                         names or submissions / intake.NAMES, _canvas(submissions, canvas_gradebook, chosen),
-                        chosen, total, _rules(submissions, late or LateSettings()), students, reason)
+                        chosen, total, _rules(submissions, late or LateSettings()), students, reason, moodle_worksheet)
 
 
 def grade_class(plan: ClassGrading) -> GradeSummary:
@@ -181,5 +193,10 @@ def grade_class(plan: ClassGrading) -> GradeSummary:
     paths["measurements"] = plan.out.with_name(measurements.CSV_NAME)  # beside grades.csv
     measurements.write(rows, plan.submissions, paths["measurements"], plan.students)
     paths["measurements page"] = measurements_page.write_page(paths["measurements"])
+    filled = None
+    if plan.moodle_worksheet is not None:
+        filled = moodle.fill(rows, plan.moodle_worksheet, plan.out.with_name(moodle.FILLED),
+                             moodle.read_keys(plan.submissions), people, late)
+        paths["moodle worksheet"] = filled.path
     table = pd.DataFrame(rows).groupby(["student", "notebook"])[["points", "max_points", "seconds"]].sum()
-    return GradeSummary(rows, plan.out, columns, plan.assignments, paths, table)
+    return GradeSummary(rows, plan.out, columns, plan.assignments, paths, table, filled)

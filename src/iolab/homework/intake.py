@@ -3,8 +3,8 @@
 An LMS hands the instructor one zip of every submission, each file renamed after its submitter.
 Canvas names a file ``<name>[_LATE]_<user id>_<attachment id>_<original name>`` and adds ``-1``,
 ``-2`` to a name it has seen; with anonymous grading, ``[LATE_]anon_<anonymous id>_<attachment
-id>_<original name>`` (and, in older Canvas, no name at all: ``[LATE_]<user id>_...``). Moodle puts
-each submitter's files in a folder ``<Full Name>_<participant id>_assignsubmission_file_``.
+id>_<original name>`` (and, in older Canvas, no name at all: ``[LATE_]<user id>_...``). Moodle puts each
+submitter's files in a folder ``<Full Name>_<participant id>_assignsubmission_file_`` (or that before each name).
 
 The roster maps what the LMS wrote to the course's student id (the id students work with, which
 seeds their parameters). It is either the course's own CSV, columns ``id``, ``key`` (the LMS's user
@@ -57,6 +57,7 @@ from iolab.homework import lateness
 CANVAS = re.compile(r"^(?:(?:LATE_)?anon_(?P<anon>[A-Za-z0-9]+)|(?:(?P<name>[^_]+?)_)?(?:LATE_)?(?P<user>\d+))"
                     r"_(?P<submission>\d+)_(?P<file>.+)$")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<user>\d+)_assign\w*?_?$")
+MOODLE_FILE = re.compile(r"^(?P<name>.+?)_(?P<user>\d+)_assignsubmission_file_(?P<file>.+)$")  # not "in folders"
 DUPLICATE = re.compile(r"^(?P<stem>.+?)-\d+$")  # Canvas's "02-blocking-1.ipynb"
 
 MAX_MIB = 20  # a notebook with plots in its outputs is a few MB
@@ -217,8 +218,8 @@ def graded_as(name: str, notebooks: Collection[str]) -> str:
 def _who_and_file(member: str) -> tuple[list[str], str, int | None]:
     """The tokens that may name the submitter, the file's original name and the submission id, for one member."""
     parts = PurePosixPath(member).parts
-    if len(parts) > 1 and (match := MOODLE.match(parts[0])):
-        return [match["user"], match["name"]], parts[-1], None
+    if len(parts) > 1 and (match := MOODLE.match(parts[0])) or (match := MOODLE_FILE.match(parts[-1])):
+        return [match["user"], match["name"]], match.groupdict().get("file") or parts[-1], None
     name = parts[-1]
     if match := CANVAS.match(name):
         tokens = [match["anon"], f"anon_{match['anon']}"] if match["anon"] else [match["user"], match["name"]]
