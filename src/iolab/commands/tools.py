@@ -128,8 +128,9 @@ def add_claims(sub: Subparsers) -> None:
         stale = claims.stale(claims.recorded(reference), claims.recorded(later, on_reference=True))
         for _, row in stale.iterrows():
             shipped = row["verdict shipped"] if isinstance(row["verdict shipped"], str) else "nothing"
-            print(f"out of date: {row['chapter']}-claim-{row['claim']}: {reference} records {shipped}, "
-                  f"the reference data decides {row['verdict']} (expect {row['expect']})")
+            print(f"out of date: {row['chapter']}-claim-{row['claim']}: {reference} records {shipped}"
+                  f"{_ratio(row.get('ratio shipped'))}, the reference data decides {row['verdict']}{_ratio(row.get('ratio'))} "
+                  f"(expect {row['expect']})")
         if len(stale):
             print(f"the reference verdicts are out of date: `python -m iolab claims --record-reference` writes them "
                   f"from this run's NN-claims-on-reference files; commit {reference}")
@@ -140,6 +141,15 @@ def add_claims(sub: Subparsers) -> None:
         return 1 if failed else 0
 
     p.set_defaults(run=run)
+
+
+def _ratio(value: object) -> str:
+    """`` (0.77x)`` for a recorded ratio, "" for none."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return ""
+    return f" ({number:.3g}x)" if number == number else ""
 
 
 def _compare_runs(a: pd.DataFrame, b: pd.DataFrame, earlier: Path, later: Path, as_json: bool) -> bool:

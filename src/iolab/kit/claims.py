@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from iolab.kit import plots, results
@@ -164,8 +165,13 @@ def stale(shipped: pd.DataFrame, decided: pd.DataFrame) -> pd.DataFrame:
     from what the reference data decides today (``NN-claims-on-reference``): a claim added or changed
     since the reference verdicts were recorded (``python -m iolab claims --record-reference``)."""
     both = decided.merge(shipped, on=["chapter", "claim"], how="left", suffixes=("", " shipped"))
+    # The reference data decide a claim the same way every time (the bootstrap is seeded): a ratio that moved
+    # means the data or the claim changed since the verdicts were recorded, even where the words did not.
+    ratio, recorded_ratio = (pd.to_numeric(both[c], errors="coerce") if c in both else pd.Series(np.nan, index=both.index)
+                             for c in ("ratio", "ratio shipped"))
+    moved = ~np.isclose(ratio, recorded_ratio, rtol=1e-6, equal_nan=True)
     return both[both["verdict shipped"].isna() | (both["verdict"] != both["verdict shipped"])
-                | (both["expect"] != both["expect shipped"])]
+                | (both["expect"] != both["expect shipped"]) | moved]
 
 
 def on_reference(claim: Claim, reference: Callable[[str], pd.DataFrame | None]) -> Comparison | None:

@@ -55,7 +55,7 @@ def _accept(listener: socket.socket, epoll: select.epoll, clients: dict[int, _Cl
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         clients[sock.fileno()] = _Client(sock)
         epoll.register(sock.fileno(), select.EPOLLIN)
-        counts.calls += 2  # setsockopt, epoll_ctl (setblocking is an fcntl pair, counted once here)
+        counts.calls += 3  # setblocking (one ioctl FIONBIO on Linux), setsockopt, epoll_ctl
         counts.connections += 1
 
 

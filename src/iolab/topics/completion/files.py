@@ -4,7 +4,8 @@ Chapter 2 showed that a read from a regular file blocks (state ``D``) whatever `
 says. Here we measure what each answer to that costs: one blocking thread (:func:`read_blocking`),
 a pool of threads as ``asyncio.to_thread`` uses (:func:`read_threads`), io_uring with ``depth``
 reads in flight (:func:`read_uring`), and fio's io_uring engine as the reference (:func:`read_fio`).
-Each stops after ``count`` reads or ``seconds``, whichever comes first, and returns :class:`Reads`.
+Each stops after ``count`` reads or ``seconds``, whichever comes first (fio too: it is given
+``--io_size`` as well as ``--number_ios``), and returns :class:`Reads`.
 
 The reads bypass the page cache (``O_DIRECT``): otherwise a file that fits in memory is read from
 memory after the first pass, and we would measure memcpy, not the device. A file bigger than the
@@ -26,6 +27,7 @@ import os
 import random
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -165,9 +167,12 @@ def open_test_file(size: int, directory: Path | None = None) -> Iterator[Path]:
     folder = Path(directory) if directory is not None else cache_dir()
     if (problem := direct_io_problem(folder)) is not None:
         raise RuntimeError(problem)
-    path = folder / f"reads-{os.getpid()}.dat"
+    # A name of its own (not just the pid): an abandoned block's cleanup, run later by the garbage collector,
+    # must not remove the file a later block of the same process is reading
+    fd, name = tempfile.mkstemp(prefix=f"reads-{os.getpid()}-", suffix=".dat", dir=folder)
+    path = Path(name)
     try:
-        with open(path, "wb") as out:
+        with open(fd, "wb") as out:
             for _ in range(max(1, size >> 20)):
                 out.write(os.urandom(1 << 20))  # random, so no layer below can compress or dedupe it
             out.flush()
@@ -351,8 +356,10 @@ def fio_missing() -> str | None:
 def fio_version() -> str | None:
     """fio's version ("fio-3.33"), which decides what its io_uring engine does; None where fio is missing.
 
-    From fio 3.33 on, its engine sets up the ring with COOP_TASKRUN, SINGLE_ISSUER and DEFER_TASKRUN,
-    as :func:`_init_ring` does; an older fio's line is a ring without them.
+    From fio 3.33 on, its engine sets up the ring with COOP_TASKRUN, SINGLE_ISSUER and DEFER_TASKRUN
+    (:func:`_init_ring` sets the last two, which imply what COOP_TASKRUN asks, and falls back to no flags
+    where the kernel refuses them, where fio falls back to COOP_TASKRUN); an older fio's line is a ring
+    without them.
     """
     if (fio := shutil.which("fio")) is None:
         return None
@@ -371,6 +378,9 @@ def fio_argv(path: Path, count: int, seconds: float, depth: int, direct: bool = 
         f"--bs={BLOCK}", f"--direct={int(direct)}", "--invalidate=0", "--ioengine=io_uring", f"--iodepth={depth}",
         # uniform random offsets, like ours (fio's default visits every block once per pass)
         "--norandommap", "--randrepeat=0", f"--number_ios={count}",
+        # --number_ios alone never reads more than the file's size ("does not extend the amount of I/O",
+        # fio's HOWTO): a small cached file would end fio's run after one pass, in milliseconds
+        f"--io_size={count * BLOCK}",
         f"--runtime={max(1, round(seconds * 1000))}ms", "--lat_percentiles=1", "--percentile_list=50:99",
         "--output-format=json",
     ]

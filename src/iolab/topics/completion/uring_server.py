@@ -18,8 +18,9 @@ next completion, whatever the number of connections that had something to say me
 With ``sqpoll``, a kernel thread polls the submission ring (``IORING_SETUP_SQPOLL``) and submits
 what the program queues. This loop still calls ``io_uring_submit_and_wait`` on every turn, and
 liburing enters the kernel whenever it is asked to wait, so SQPOLL saves this server no system
-call: it moves the submission work to the poller's thread (on whichever core the scheduler gives
-it). The thread costs CPU while it polls (it counts in the process's CPU time), and goes on polling
+call: it moves the submission work to the poller's thread, which may run on the CPUs its program may
+use (so, on a kernel with the 2024 change that makes it inherit them, where the chapter places the server:
+``server_load.measure(placed=True)``). The thread costs CPU while it polls (it counts in the process's CPU time), and goes on polling
 for a second after the last submission (the kernel's default idle time; the binding's parameters
 are read-only, so the chapter keeps the default).
 
@@ -105,8 +106,8 @@ class _Ring:
 def _setup(uring, ring, sqpoll: bool) -> int:  # type: ignore[no-untyped-def]
     """Set ``ring`` up with the flags fio 3.33 and later use, where the kernel takes them; the flags used.
 
-    SINGLE_ISSUER and DEFER_TASKRUN (Linux 6.0, 6.1) let the kernel finish completions in our own
-    ``io_uring_enter`` instead of interrupting the thread; COOP_TASKRUN (5.19) stops it interrupting
+    DEFER_TASKRUN (Linux 6.1, which needs SINGLE_ISSUER, 6.0) lets the kernel finish completions in our
+    own ``io_uring_enter`` instead of interrupting the thread; COOP_TASKRUN (5.19) stops it interrupting
     the thread for them otherwise. Beside SQPOLL the kernel refuses both taskrun flags (EINVAL): its
     polling thread runs that work. An older kernel refuses what it lacks: each refusal drops flags,
     down to none.
