@@ -167,10 +167,8 @@ def open_test_file(size: int, directory: Path | None = None) -> Iterator[Path]:
     folder = Path(directory) if directory is not None else cache_dir()
     if (problem := direct_io_problem(folder)) is not None:
         raise RuntimeError(problem)
-    # A name of its own (not just the pid): an abandoned block's cleanup, run later by the garbage collector,
-    # must not remove the file a later block of the same process is reading
-    fd, name = tempfile.mkstemp(prefix=f"reads-{os.getpid()}-", suffix=".dat", dir=folder)
-    path = Path(name)
+    fd, name = tempfile.mkstemp(prefix="reads-", suffix=".dat", dir=folder)  # not one per pid: an abandoned block's
+    path = Path(name)  # cleanup, run later by the garbage collector, removed a later block's file
     try:
         with open(fd, "wb") as out:
             for _ in range(max(1, size >> 20)):
@@ -357,9 +355,8 @@ def fio_version() -> str | None:
     """fio's version ("fio-3.33"), which decides what its io_uring engine does; None where fio is missing.
 
     From fio 3.33 on, its engine sets up the ring with COOP_TASKRUN, SINGLE_ISSUER and DEFER_TASKRUN
-    (:func:`_init_ring` sets the last two, which imply what COOP_TASKRUN asks, and falls back to no flags
-    where the kernel refuses them, where fio falls back to COOP_TASKRUN); an older fio's line is a ring
-    without them.
+    (:func:`_init_ring` sets the last two; where the kernel refuses them it falls back to no flags, fio to
+    COOP_TASKRUN); an older fio's line is a ring without them.
     """
     if (fio := shutil.which("fio")) is None:
         return None
@@ -378,9 +375,7 @@ def fio_argv(path: Path, count: int, seconds: float, depth: int, direct: bool = 
         f"--bs={BLOCK}", f"--direct={int(direct)}", "--invalidate=0", "--ioengine=io_uring", f"--iodepth={depth}",
         # uniform random offsets, like ours (fio's default visits every block once per pass)
         "--norandommap", "--randrepeat=0", f"--number_ios={count}",
-        # --number_ios alone never reads more than the file's size ("does not extend the amount of I/O",
-        # fio's HOWTO): a small cached file would end fio's run after one pass, in milliseconds
-        f"--io_size={count * BLOCK}",
+        f"--io_size={count * BLOCK}",  # --number_ios alone stops at the file's size (fio's HOWTO): one pass
         f"--runtime={max(1, round(seconds * 1000))}ms", "--lat_percentiles=1", "--percentile_list=50:99",
         "--output-format=json",
     ]
