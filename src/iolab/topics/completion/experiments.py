@@ -24,7 +24,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from iolab.kit.scale import Scale
-from iolab.topics.completion import files, server_load, support, syscall_counts
+from iolab.topics.completion import c_programs, files, server_load, support, syscall_counts
 from iolab.topics.completion.server_process import SERVERS
 
 # io_uring from Python twice: a system call per read as fio makes them, and one per batch of reads.
@@ -119,8 +119,15 @@ def read_runs(depth_list: Sequence[int], seconds: float, count: int, size: int, 
 
 
 def available_servers() -> list[str]:
-    """The servers this machine can run: those that need io_uring only where it serves sockets."""
-    return [name for name, server in SERVERS.items() if not server.uring or support.unavailable("sockets") is None]
+    """The servers this machine can run: those that need io_uring only where it serves sockets, those in C where a compiler is."""
+    return [name for name, server in SERVERS.items()
+            if (not server.uring or support.unavailable("sockets") is None)
+            and (not server.program or c_programs.missing() is None)]
+
+
+def python_servers() -> list[str]:
+    """The chapter's servers whose loop is Python's (uvloop's is libuv's, driven from Python): all but those in C."""
+    return [name for name, server in SERVERS.items() if not server.program]
 
 
 def server_calls(scale: Scale, connection_counts: Sequence[int] = (100, 1000),
@@ -133,14 +140,14 @@ def server_calls(scale: Scale, connection_counts: Sequence[int] = (100, 1000),
 def server_runs(connection_counts: Sequence[int], seconds: float, traced_seconds: float, *,
                 servers: Sequence[str] | None = None, traced: bool = True, progress: bool = True,
                 repeats: int = 3) -> Measured:
-    """``servers`` (default: all) at each connection count, ``repeats`` times, and once traced; a row per run.
+    """``servers`` (default: :func:`python_servers`) at each connection count, ``repeats`` times, and once traced; a row per run.
 
     The untraced runs go in turns (every server once, then again) for the rates and their spread; the
     traced run (where strace is here, and ``traced``) only counts calls, so one is enough. A server
     this machine cannot run is left out, and ``missing`` says why.
     """
     runnable = available_servers()
-    chosen = [s for s in (servers or SERVERS) if s in runnable]
+    chosen = [s for s in (servers or python_servers()) if s in runnable]
     counted = traced and syscall_counts.strace_missing() is None
     missing = [r for r in (support.unavailable("sockets"), syscall_counts.strace_missing()) if r]
     runs = [(r, s, c, False) for r in range(repeats) for c in connection_counts for s in chosen]
