@@ -50,6 +50,8 @@ SERVERS: dict[str, TinyServer] = {
         TinyServer("uring", "completions: one io_uring_enter per turn hands over the sends and takes what came",
                    "iolab.topics.completion.uring_server", sqpoll=True, uring=True),
         TinyServer("epoll (C)", "readiness, in C: epoll_server's loop without Python", "", program="epoll"),
+        TinyServer("uring (C)", "completions, in C: uring_server's loop without Python, buffers given back through a ring",
+                   "", uring=True, program="uring"),
     )
 }
 

@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
     announce(listener);
     struct epoll_event events[EVENTS];
     while (!stopping) {
-        int ready = epoll_wait(epoll, events, EVENTS, -1);
+        int ready = epoll_pwait(epoll, events, EVENTS, -1, &waiting_mask);
         counts.calls++;
         counts.waits++;
         for (int i = 0; i < ready; i++) {

@@ -30,16 +30,27 @@ struct counts {
 };
 
 static volatile sig_atomic_t stopping = 0;
+/* The signal mask during a wait: SIGTERM and SIGINT are blocked everywhere else, and a wait given this
+ * mask (epoll_pwait, io_uring_enter's sigset) lets them in and ends with EINTR. A signal that came
+ * between the check of `stopping` and the wait is held until the wait, which it then ends at once:
+ * unblocked all the time, it could come in that gap and leave an idle server waiting for ever. */
+static sigset_t waiting_mask;
 
 static void on_stop(int signum) { (void)signum; stopping = 1; }
 
-/* No SA_RESTART: the signal must end the wait (epoll_wait, io_uring_enter) with EINTR. */
 static void stop_on_signals(void) {
     struct sigaction action;
+    sigset_t stops;
     memset(&action, 0, sizeof action);
-    action.sa_handler = on_stop;
+    action.sa_handler = on_stop; /* no SA_RESTART: the wait must end with EINTR */
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGINT, &action, NULL);
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGINT);
+    sigprocmask(SIG_BLOCK, &stops, &waiting_mask);
+    sigdelset(&waiting_mask, SIGTERM);
+    sigdelset(&waiting_mask, SIGINT);
 }
 
 static double cpu_seconds(void) {
