@@ -4,6 +4,7 @@
 - :func:`cached_reads`: the same through the page cache (no O_DIRECT), at depth 1 and the deepest;
 - :func:`server_calls`: the tiny servers (:data:`~iolab.topics.completion.server_process.SERVERS`) under the
   same load, rates untraced (three times) and calls traced;
+- :func:`python_share`: the epoll and io_uring servers beside the same loops in C, for Python's share of their cost;
 - :func:`sqpoll_cost`: the io_uring server with and without a kernel thread polling its submissions.
 
 Each takes the scale and picks the durations; :func:`read_runs`, :func:`server_runs` and
@@ -155,6 +156,20 @@ def server_runs(connection_counts: Sequence[int], seconds: float, traced_seconds
     rows = [server_load.measure(s, c, traced_seconds if t else seconds, traced=t) | {"repeat": r}
             for r, s, c, t in tqdm(runs, desc="server runs", disable=not progress, leave=False)]
     return Measured(pd.DataFrame(rows), missing)
+
+
+def python_share(scale: Scale, connections: int = 1000, progress: bool = True) -> Measured:
+    """The epoll and io_uring servers in Python beside the same loops in C, untraced, in turns; a row per run.
+
+    What separates the way of waiting from the Python around it: the C servers make the same calls per
+    request (:mod:`~iolab.topics.completion.c_programs`), so the CPU time per request they do not spend is
+    Python's. Rows for what this machine cannot run are left out, and ``missing`` says why.
+    """
+    pairs = [("epoll", "epoll (C)"), ("uring", "uring (C)")]
+    runs = server_runs((connections,), scale.pick(0.5, 1.0), 0.0, servers=[s for pair in pairs for s in pair],
+                       traced=False, progress=progress, repeats=scale.pick(2, 3))
+    missing = [r for r in (c_programs.missing(), support.unavailable("sockets")) if r]
+    return Measured(runs.table, missing)
 
 
 def sqpoll_cost(scale: Scale, connections: int = 100, progress: bool = True, repeats: int = 3) -> Measured:
