@@ -150,7 +150,9 @@ def server_runs(connection_counts: Sequence[int], seconds: float, traced_seconds
     runnable = available_servers()
     chosen = [s for s in (servers or python_servers()) if s in runnable]
     counted = traced and syscall_counts.strace_missing() is None
-    missing = [r for r in (support.unavailable("sockets"), syscall_counts.strace_missing()) if r]
+    asked_c = any(SERVERS[s].program for s in (servers or ()))
+    missing = [r for r in (support.unavailable("sockets"), syscall_counts.strace_missing(),
+                           c_programs.missing() if asked_c else None) if r]
     runs = [(r, s, c, False) for r in range(repeats) for c in connection_counts for s in chosen]
     runs += [(0, s, c, True) for c in connection_counts for s in chosen] if counted else []
     rows = [server_load.measure(s, c, traced_seconds if t else seconds, traced=t) | {"repeat": r}
