@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from iolab.kit import platforms
 from iolab.topics.completion import c_programs, experiments, server_load, support
 from iolab.topics.completion.server_process import SERVERS, ServerSpec
 from iolab.topics.completion.tiny_http import OK
@@ -50,6 +51,14 @@ def test_without_a_compiler_the_c_servers_are_left_out_with_the_reason(monkeypat
     assert "epoll" in experiments.available_servers()
     with pytest.raises(c_programs.BuildFailed, match="no C compiler"):
         server_load.measure(PROGRAMS[0], connections=1, seconds=0.1)
+
+
+def test_off_linux_the_c_servers_are_left_out_with_the_platforms_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+    assert "macOS" in str(c_programs.missing())
+    assert not set(PROGRAMS) & set(experiments.available_servers())
+    with pytest.raises(c_programs.BuildFailed, match="macOS"):
+        c_programs.binary("epoll")
 
 
 def test_the_chapters_runs_leave_the_c_servers_to_their_own_comparison() -> None:

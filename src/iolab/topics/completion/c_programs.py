@@ -16,6 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from iolab.kit import platforms
 from iolab.kit.cache import cache_dir
 
 SOURCES = Path(__file__).with_name("c")
@@ -35,6 +36,8 @@ def compiler() -> str | None:
 
 def missing() -> str | None:
     """Why the C servers cannot be built here, or None."""
+    if (elsewhere := platforms.missing("epoll")) is not None:  # both include Linux's headers (epoll, io_uring)
+        return elsewhere
     if compiler() is None:
         return ("no C compiler (cc, gcc or clang) is on PATH (apt install gcc):"
                 " the servers in C are left out")
@@ -52,8 +55,8 @@ def _hash(program: str) -> str:
 def binary(program: str) -> Path:
     """The built program ``program`` ("epoll", "uring"), built now if its sources changed or it was never built."""
     cc = compiler()
-    if cc is None:
-        raise BuildFailed(missing())
+    if (reason := missing()) is not None or cc is None:
+        raise BuildFailed(reason)
     target = cache_dir() / "c" / f"{program}-{_hash(program)}"
     if target.exists():
         return target
