@@ -39,8 +39,10 @@ def add_completion(sub: Subparsers) -> None:
                        help="read through the page cache (the file read once first) instead of O_DIRECT: memory, not the device")
     servers = what.add_parser("servers",
                               help="the tiny servers under the same load: requests/s and system calls per request")
-    servers.add_argument("--servers", nargs="+", choices=list(SERVERS), default=list(SERVERS), metavar="SERVER",
-                         help=f"some of {', '.join(SERVERS)} (default: all this machine can run)")
+    python_driven = [name for name, server in SERVERS.items() if not server.program]  # experiments.python_servers
+    servers.add_argument("--servers", nargs="+", choices=list(SERVERS), default=python_driven, metavar="SERVER",
+                         help=f"some of {', '.join(SERVERS)}, quoted where a name has a space (default:"
+                              f" {', '.join(python_driven)}, those this machine can run)")
     servers.add_argument("--connections", type=int_in(1, 10_000), nargs="+", default=CONNECTIONS, metavar="N",
                          help="keep-alive clients, a run per count (default 100 1000)")
     servers.add_argument("--seconds", type=seconds_between(0.1, 600), default=1.0, help="each run's length (default 1)")

@@ -4,6 +4,7 @@
 - :func:`cached_reads`: the same through the page cache (no O_DIRECT), at depth 1 and the deepest;
 - :func:`server_calls`: the tiny servers (:data:`~iolab.topics.completion.server_process.SERVERS`) under the
   same load, rates untraced (three times) and calls traced;
+- :func:`python_share`: the epoll and io_uring servers beside the same loops in C, for Python's share of their cost;
 - :func:`sqpoll_cost`: the io_uring server with and without a kernel thread polling its submissions.
 
 Each takes the scale and picks the durations; :func:`read_runs`, :func:`server_runs` and
@@ -24,7 +25,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from iolab.kit.scale import Scale
-from iolab.topics.completion import files, server_load, support, syscall_counts
+from iolab.topics.completion import c_programs, files, server_load, support, syscall_counts
 from iolab.topics.completion.server_process import SERVERS
 
 # io_uring from Python twice: a system call per read as fio makes them, and one per batch of reads.
@@ -119,8 +120,15 @@ def read_runs(depth_list: Sequence[int], seconds: float, count: int, size: int, 
 
 
 def available_servers() -> list[str]:
-    """The servers this machine can run: those that need io_uring only where it serves sockets."""
-    return [name for name, server in SERVERS.items() if not server.uring or support.unavailable("sockets") is None]
+    """The servers this machine can run: those that need io_uring only where it serves sockets, those in C where a compiler is."""
+    return [name for name, server in SERVERS.items()
+            if (not server.uring or support.unavailable("sockets") is None)
+            and (not server.program or c_programs.missing() is None)]
+
+
+def python_servers() -> list[str]:
+    """The chapter's servers whose loop is Python's (uvloop's is libuv's, driven from Python): all but those in C."""
+    return [name for name, server in SERVERS.items() if not server.program]
 
 
 def server_calls(scale: Scale, connection_counts: Sequence[int] = (100, 1000),
@@ -133,21 +141,37 @@ def server_calls(scale: Scale, connection_counts: Sequence[int] = (100, 1000),
 def server_runs(connection_counts: Sequence[int], seconds: float, traced_seconds: float, *,
                 servers: Sequence[str] | None = None, traced: bool = True, progress: bool = True,
                 repeats: int = 3) -> Measured:
-    """``servers`` (default: all) at each connection count, ``repeats`` times, and once traced; a row per run.
+    """``servers`` (default: :func:`python_servers`) at each connection count, ``repeats`` times, and once traced; a row per run.
 
     The untraced runs go in turns (every server once, then again) for the rates and their spread; the
     traced run (where strace is here, and ``traced``) only counts calls, so one is enough. A server
     this machine cannot run is left out, and ``missing`` says why.
     """
     runnable = available_servers()
-    chosen = [s for s in (servers or SERVERS) if s in runnable]
+    chosen = [s for s in (servers or python_servers()) if s in runnable]
     counted = traced and syscall_counts.strace_missing() is None
-    missing = [r for r in (support.unavailable("sockets"), syscall_counts.strace_missing()) if r]
+    asked_c = any(SERVERS[s].program for s in (servers or ()))
+    missing = [r for r in (support.unavailable("sockets"), syscall_counts.strace_missing(),
+                           c_programs.missing() if asked_c else None) if r]
     runs = [(r, s, c, False) for r in range(repeats) for c in connection_counts for s in chosen]
     runs += [(0, s, c, True) for c in connection_counts for s in chosen] if counted else []
     rows = [server_load.measure(s, c, traced_seconds if t else seconds, traced=t) | {"repeat": r}
             for r, s, c, t in tqdm(runs, desc="server runs", disable=not progress, leave=False)]
     return Measured(pd.DataFrame(rows), missing)
+
+
+def python_share(scale: Scale, connections: int = 1000, progress: bool = True) -> Measured:
+    """The epoll and io_uring servers in Python beside the same loops in C, untraced, in turns; a row per run.
+
+    What separates the way of waiting from the Python around it: the C servers make the same calls per
+    request (:mod:`~iolab.topics.completion.c_programs`), so the CPU time per request they do not spend is
+    Python's. Rows for what this machine cannot run are left out, and ``missing`` says why.
+    """
+    pairs = [("epoll", "epoll (C)"), ("uring", "uring (C)")]
+    runs = server_runs((connections,), scale.pick(0.5, 1.0), 0.0, servers=[s for pair in pairs for s in pair],
+                       traced=False, progress=progress, repeats=scale.pick(2, 3))
+    missing = [r for r in (c_programs.missing(), support.unavailable("sockets")) if r]
+    return Measured(runs.table, missing)
 
 
 def sqpoll_cost(scale: Scale, connections: int = 100, progress: bool = True, repeats: int = 3) -> Measured:

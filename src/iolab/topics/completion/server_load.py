@@ -19,7 +19,7 @@ from typing import Any
 from iolab.kit import channel, placement
 from iolab.kit.procs import START_SECONDS
 from iolab.load import LoadSpec, run_load
-from iolab.topics.completion import support, syscall_counts
+from iolab.topics.completion import c_programs, support, syscall_counts
 from iolab.topics.completion.server_process import SERVERS, ServerSpec
 
 RESULT_SECONDS = 10.0  # a stopped server sends its counts at once; this only catches a hung one
@@ -90,6 +90,8 @@ def measure(server: str, connections: int, seconds: float, *, sqpoll: bool = Fal
     spec = ServerSpec(server, sqpoll=sqpoll)
     if SERVERS[server].uring:
         support.require("sockets")  # here, in words, rather than as a server that never listens
+    if SERVERS[server].program:
+        c_programs.binary(SERVERS[server].program)  # built here: no compiler is an error in words, not a dead child
     halves = placement.halves() if placed else None
     with contextlib.ExitStack() as serving_stack:
         with placement.on_cpus(halves.server if halves else None):  # the server, and its poller, inherit these
