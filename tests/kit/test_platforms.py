@@ -121,3 +121,38 @@ def test_every_notebooks_setup_cell_runs_on_a_faked_macos_and_says_macos(tmp_pat
     lines = ran.stdout.splitlines()
     assert len(notebooks) == 15 and len(lines) == len(notebooks) and all(" · macOS " in line for line in lines), lines
     assert "netlab: needs Linux's network namespaces" in lines[[nb.stem for nb in notebooks].index("12-networks")]
+
+
+def _run_cells_as_on_macos(tmp_path: Path, notebook: str, ids: list[str], then: str = "") -> str:
+    """Run ``notebook``'s setup cell and its cells ``ids`` (then ``then``) in one namespace on a faked macOS; their stdout.
+
+    The cells a chapter marks, without the rest of the notebook (whose runs cost CI time); results go to a
+    scratch data folder that sees the course's reference runs.
+    """
+    course = Path(__file__).resolve().parents[2]
+    cells = [c for c in json.loads((course / "notebooks" / notebook).read_text())["cells"] if c["cell_type"] == "code"]
+    by_id = {c["id"]: "".join(c["source"]) for c in cells}
+    sources = ["".join(cells[0]["source"])] + [by_id[i] for i in ids] + [then]
+    data = tmp_path / "data"
+    data.mkdir()
+    for shared in ("reference", "published.csv"):
+        (data / shared).symlink_to(course / "data" / shared)
+    script = tmp_path / "cells.py"
+    script.write_text("import json, sys\nnamespace = {'display': print}\n"
+                      "for source in json.load(open(sys.argv[1])):\n    exec(source, namespace)\n")
+    (tmp_path / "cells.json").write_text(json.dumps(sources))
+    env = {**os.environ, platforms.FAKE_ENV: "darwin", "IOLAB_SCALE": "quick", "MPLBACKEND": "Agg", "IOLAB_DATA": str(data)}
+    ran = subprocess.run([sys.executable, str(script), str(tmp_path / "cells.json")], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    return ran.stdout
+
+
+def test_chapter_1s_cells_on_proc_print_the_note_and_show_the_reference_run(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "01-processes.ipynb", ["0a33d40e", "zombie-state", "63ebde38", "902000ee", "5ed1ac96", "01claim1", "01claim2"],
+        then="assert [here for _, here in chapter.decided.values()] == [None, None, None], chapter.decided\n"
+             "assert 'reference run' in fig._suptitle.get_text()\n")
+    assert "waitpid: exit code 3\nafter waitpid: still a process? False\n" in out
+    assert out.count("needs Linux's /proc, for a process's state letter") == 2  # the zombie, the copy-on-write sweep
+    assert "the reference run: of the" in out
