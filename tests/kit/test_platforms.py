@@ -156,3 +156,13 @@ def test_chapter_1s_cells_on_proc_print_the_note_and_show_the_reference_run(tmp_
     assert "waitpid: exit code 3\nafter waitpid: still a process? False\n" in out
     assert out.count("needs Linux's /proc, for a process's state letter") == 2  # the zombie, the copy-on-write sweep
     assert "the reference run: of the" in out
+
+
+def test_chapter_3s_cells_on_proc_net_print_the_note_and_show_the_reference_run(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "03-sockets.ipynb", ["91d27ad0", "pred-backlog-given", "873230e6", "5516c4eb", "ac00bf78", "e7aeccb9",
+                                       "8b03a1e8", "0552d871", "pred-ack-drop-given", "f1d01a6b", "21eeddca"],
+        then="assert [here for _, here in chapter.decided.values()] == [None, None], chapter.decided\n"
+             "assert 'reference run' in fig._suptitle.get_text() and len(stairs) and late is None\n")
+    assert out.count("needs Linux's /proc/net, for the kernel's table of TCP sockets") == 3  # walk-through, backlog, ACK drops
+    assert out.count("needs Linux's /proc/sys, for the kernel's settings") == 1  # the SYN retries (the settings cell's is its value)
