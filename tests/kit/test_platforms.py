@@ -123,8 +123,8 @@ def test_every_notebooks_setup_cell_runs_on_a_faked_macos_and_says_macos(tmp_pat
     assert "netlab: needs Linux's network namespaces" in lines[[nb.stem for nb in notebooks].index("12-networks")]
 
 
-def _run_cells_as_on_macos(tmp_path: Path, notebook: str, ids: list[str], then: str = "") -> str:
-    """Run ``notebook``'s setup cell and its cells ``ids`` (then ``then``) in one namespace on a faked macOS; their stdout.
+def _run_cells_as_on_macos(tmp_path: Path, notebook: str, ids: list[str], then: str = "", before: str = "") -> str:
+    """Run ``notebook``'s setup cell, ``before``, its cells ``ids`` and ``then`` in one namespace on a faked macOS; stdout.
 
     The cells a chapter marks, without the rest of the notebook (whose runs cost CI time); results go to a
     scratch data folder that sees the course's reference runs.
@@ -132,7 +132,7 @@ def _run_cells_as_on_macos(tmp_path: Path, notebook: str, ids: list[str], then: 
     course = Path(__file__).resolve().parents[2]
     cells = [c for c in json.loads((course / "notebooks" / notebook).read_text())["cells"] if c["cell_type"] == "code"]
     by_id = {c["id"]: "".join(c["source"]) for c in cells}
-    sources = ["".join(cells[0]["source"])] + [by_id[i] for i in ids] + [then]
+    sources = ["".join(cells[0]["source"]), before] + [by_id[i] for i in ids] + [then]
     data = tmp_path / "data"
     data.mkdir()
     for shared in ("reference", "published.csv"):
@@ -166,3 +166,13 @@ def test_chapter_3s_cells_on_proc_net_print_the_note_and_show_the_reference_run(
              "assert 'reference run' in fig._suptitle.get_text() and len(stairs) and late is None\n")
     assert out.count("needs Linux's /proc/net, for the kernel's table of TCP sockets") == 3  # walk-through, backlog, ACK drops
     assert out.count("needs Linux's /proc/sys, for the kernel's settings") == 1  # the SYN retries (the settings cell's is its value)
+
+
+def test_chapter_4s_cells_on_proc_print_the_note_and_show_the_reference_run(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "04-prefork.ipynb", ["45d102bc", "c4c619bb", "dc73e509"],
+        then="assert [here for _, here in chapter.decided.values()] == [None], chapter.decided\n"
+             "assert set(herd.workers) == {1, 16} and axes[0].get_legend_handles_labels()[1][0].startswith('reference run')\n",
+        before="chapter = claims.Claims('04')\n"  # the cell that makes it runs servers under load: not run here
+               "spread = results.reference('04-balance')\nbusy = results.reference('04-busy-worker')\nbusy_ms = 1200\n")
+    assert out.count("needs Linux's /proc, for a process's state letter") == 2  # the processes' states, the herd
