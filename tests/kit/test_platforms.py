@@ -176,3 +176,17 @@ def test_chapter_4s_cells_on_proc_print_the_note_and_show_the_reference_run(tmp_
         before="chapter = claims.Claims('04')\n"  # the cell that makes it runs servers under load: not run here
                "spread = results.reference('04-balance')\nbusy = results.reference('04-busy-worker')\nbusy_ms = 1200\n")
     assert out.count("needs Linux's /proc, for a process's state letter") == 2  # the processes' states, the herd
+
+
+def test_chapter_5s_runs_measure_no_memory_off_linux_and_its_cells_say_so(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "05-event-loop.ipynb", ["d6da03c9", "695d126f", "914d445b", "a1651318"],
+        # The sweep's runs (a cell that runs for minutes) as a run on macOS returns them: without memory.
+        before="runs = results.reference('05-wordfreq').drop(columns='machine').assign(peak_rss_mb=np.nan, rss_before_mb=np.nan)\n"
+               "counts, versions = sorted(set(runs.connections)), list(wordfreq.CLIENTS)\n"
+               "glued = {}\nplots.glue = glued.__setitem__\n",
+        then="assert chapter.decided['memory'][1] is None and chapter.decided['keeps-up'][1] is not None\n"
+             "words = {k: v for k, v in glued.items() if str(v).startswith('not measured here')}\n"
+             "assert sorted(words) == sorted(['05-threads-kb-per-connection', '05-scratch-kb-per-connection',\n"
+             "    '05-threads-default-stack', '05-threads-small-stack'] + [f'05-{m}-rss-mb' for m in versions]), words\n")
+    assert out.count("needs Linux's /proc, for a process's state letter") == 1  # the thread count
