@@ -121,3 +121,72 @@ def test_every_notebooks_setup_cell_runs_on_a_faked_macos_and_says_macos(tmp_pat
     lines = ran.stdout.splitlines()
     assert len(notebooks) == 15 and len(lines) == len(notebooks) and all(" · macOS " in line for line in lines), lines
     assert "netlab: needs Linux's network namespaces" in lines[[nb.stem for nb in notebooks].index("12-networks")]
+
+
+def _run_cells_as_on_macos(tmp_path: Path, notebook: str, ids: list[str], then: str = "", before: str = "") -> str:
+    """Run ``notebook``'s setup cell, ``before``, its cells ``ids`` and ``then`` in one namespace on a faked macOS; stdout.
+
+    The cells a chapter marks, without the rest of the notebook (whose runs cost CI time); results go to a
+    scratch data folder that sees the course's reference runs.
+    """
+    course = Path(__file__).resolve().parents[2]
+    cells = [c for c in json.loads((course / "notebooks" / notebook).read_text())["cells"] if c["cell_type"] == "code"]
+    by_id = {c["id"]: "".join(c["source"]) for c in cells}
+    sources = ["".join(cells[0]["source"]), before] + [by_id[i] for i in ids] + [then]
+    data = tmp_path / "data"
+    data.mkdir()
+    for shared in ("reference", "published.csv"):
+        (data / shared).symlink_to(course / "data" / shared)
+    script = tmp_path / "cells.py"
+    script.write_text("import json, sys\nnamespace = {'display': print}\n"
+                      "for source in json.load(open(sys.argv[1])):\n    exec(source, namespace)\n")
+    (tmp_path / "cells.json").write_text(json.dumps(sources))
+    env = {**os.environ, platforms.FAKE_ENV: "darwin", "IOLAB_SCALE": "quick", "MPLBACKEND": "Agg", "IOLAB_DATA": str(data)}
+    ran = subprocess.run([sys.executable, str(script), str(tmp_path / "cells.json")], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    return ran.stdout
+
+
+def test_chapter_1s_cells_on_proc_print_the_note_and_show_the_reference_run(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "01-processes.ipynb", ["0a33d40e", "zombie-state", "63ebde38", "902000ee", "5ed1ac96", "01claim1", "01claim2"],
+        then="assert [here for _, here in chapter.decided.values()] == [None, None, None], chapter.decided\n"
+             "assert 'reference run' in fig._suptitle.get_text()\n")
+    assert "waitpid: exit code 3\nafter waitpid: still a process? False\n" in out
+    assert out.count("needs Linux's /proc, for a process's state letter") == 2  # the zombie, the copy-on-write sweep
+    assert "the reference run: of the" in out
+
+
+def test_chapter_3s_cells_on_proc_net_print_the_note_and_show_the_reference_run(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "03-sockets.ipynb", ["91d27ad0", "pred-backlog-given", "873230e6", "5516c4eb", "ac00bf78", "e7aeccb9",
+                                       "8b03a1e8", "0552d871", "pred-ack-drop-given", "f1d01a6b", "21eeddca"],
+        then="assert [here for _, here in chapter.decided.values()] == [None, None], chapter.decided\n"
+             "assert 'reference run' in fig._suptitle.get_text() and len(stairs) and late is None\n")
+    assert out.count("needs Linux's /proc/net, for the kernel's table of TCP sockets") == 3  # walk-through, backlog, ACK drops
+    assert out.count("needs Linux's /proc/sys, for the kernel's settings") == 1  # the SYN retries (the settings cell's is its value)
+
+
+def test_chapter_4s_cells_on_proc_print_the_note_and_show_the_reference_run(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "04-prefork.ipynb", ["45d102bc", "c4c619bb", "dc73e509"],
+        then="assert [here for _, here in chapter.decided.values()] == [None], chapter.decided\n"
+             "assert set(herd.workers) == {1, 16} and axes[0].get_legend_handles_labels()[1][0].startswith('reference run')\n",
+        before="chapter = claims.Claims('04')\n"  # the cell that makes it runs servers under load: not run here
+               "spread = results.reference('04-balance')\nbusy = results.reference('04-busy-worker')\nbusy_ms = 1200\n")
+    assert out.count("needs Linux's /proc, for a process's state letter") == 2  # the processes' states, the herd
+
+
+def test_chapter_5s_runs_measure_no_memory_off_linux_and_its_cells_say_so(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "05-event-loop.ipynb", ["d6da03c9", "695d126f", "914d445b", "a1651318"],
+        # The sweep's runs (a cell that runs for minutes) as a run on macOS returns them: without memory.
+        before="runs = results.reference('05-wordfreq').drop(columns='machine').assign(peak_rss_mb=np.nan, rss_before_mb=np.nan)\n"
+               "counts, versions = sorted(set(runs.connections)), list(wordfreq.CLIENTS)\n"
+               "glued = {}\nplots.glue = glued.__setitem__\n",
+        then="assert chapter.decided['memory'][1] is None and chapter.decided['keeps-up'][1] is not None\n"
+             "words = {k: v for k, v in glued.items() if str(v).startswith('not measured here')}\n"
+             "assert sorted(words) == sorted(['05-threads-kb-per-connection', '05-scratch-kb-per-connection',\n"
+             "    '05-threads-default-stack', '05-threads-small-stack'] + [f'05-{m}-rss-mb' for m in versions]), words\n")
+    assert out.count("needs Linux's /proc, for a process's state letter") == 1  # the thread count

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from iolab.kit import procs
+from iolab.kit import platforms, procs
 from iolab.topics.asyncio_trio import offload
 
 # CPU seconds and loop lag of 40 ms jobs: beside another test worker the figures are the machine's, not the strategy's.
@@ -54,6 +54,13 @@ def test_every_strategy_finishes_every_job(batches):
     for batch in batches.values():
         assert batch.jobs == JOBS and batch.seconds > 0
         assert batch.summary()["jobs_per_s"] == pytest.approx(JOBS / batch.seconds)
+
+
+def test_on_a_faked_macos_the_pool_and_the_notebook_count_their_cpu_from_psutil(monkeypatch):
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+    with offload.open_pool(2) as pool:
+        batch = offload.measure("process pool", JOB_MS, JOBS, pool)
+    assert batch.cpu_s > 0.5 * JOBS * JOB_MS / 1000 and 0 <= batch.own_cpu_s < batch.cpu_s
 
 
 def test_unknown_strategy_and_missing_pool_are_explained():

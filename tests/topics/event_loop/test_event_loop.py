@@ -9,7 +9,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from iolab.kit import machine, procs
+from iolab.kit import machine, platforms, procs
 from iolab.topics.event_loop import corpus, run
 from iolab.topics.event_loop.counting import TopWords, WordStream
 
@@ -70,6 +70,13 @@ def test_the_cli_prints_one_json_object() -> None:
     result = run.measure("scratch", 20, WORDS, timeout=60)
     assert {"top10", "seconds", "peak_rss_mb", "connections", "cpu_s"} <= result.keys()
     assert result["connections"] == 20 and len(result["top10"]) == 10
+
+
+def test_on_a_faked_macos_a_run_measures_its_time_but_no_memory(monkeypatch) -> None:
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")  # the child the run starts inherits it
+    result = run.measure("scratch", 20, WORDS, timeout=60)
+    assert result["words"] == 20 * WORDS and result["seconds"] > 0
+    assert result["peak_rss_mb"] != result["peak_rss_mb"] and result["rss_before_mb"] != result["rss_before_mb"]  # NaN
 
 
 def test_too_low_a_descriptor_limit_names_the_limit_and_the_fix() -> None:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from iolab.kit import machine
+from iolab.kit import machine, platforms
 from iolab.topics.event_loop import limits
 
 
@@ -38,3 +38,14 @@ def test_larger_stacks_fit_fewer_threads() -> None:
     small, _ = limits.thread_capacity(256, 256, limit=5_000)
     large, _ = limits.thread_capacity(256, 4096, limit=5_000)
     assert large < small
+
+
+def test_on_a_faked_macos_thread_capacity_stops_with_the_note_before_its_child_starts(monkeypatch) -> None:
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a thread-counting child started on a system without /proc")
+
+    monkeypatch.setattr(limits.channel, "open_child", forbidden)
+    with pytest.raises(platforms.FacilityMissing, match=r"^needs Linux's /proc, .* on macOS this cell is skipped"):
+        limits.thread_capacity(64)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.kit import machine, together
+from iolab.kit import machine, platforms, together
 from iolab.topics.processes import copy_on_write, creation_costs
 from iolab.web import julia
 
@@ -90,3 +90,15 @@ def test_two_jobs_on_two_cores_take_about_as_long_as_one():
     # 2.0 would mean the two jobs took turns on one core. Virtual CPUs that the host maps onto one
     # physical core's two hardware threads land between: 1.2-1.55 measured on the course machine.
     assert medians[2] / medians[1] < 1.7
+
+
+def test_on_a_faked_macos_fork_and_write_stops_with_the_note_before_it_forks(monkeypatch):
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("allocated or forked on a system without /proc")
+
+    monkeypatch.setattr(copy_on_write, "open_fork", forbidden)
+    monkeypatch.setattr(copy_on_write, "filled_array", forbidden)
+    with pytest.raises(platforms.FacilityMissing, match=r"^needs Linux's /proc, .* on macOS this cell is skipped"):
+        copy_on_write.fork_and_write(1)

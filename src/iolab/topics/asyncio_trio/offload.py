@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+import psutil
 import trio
 
-from iolab.kit import procfs, runners
+from iolab.kit import platforms, procfs, runners
 from iolab.topics.asyncio_trio import looplag
 from iolab.web import julia
 
@@ -121,11 +122,19 @@ class Batch:
                 **self.probe.summary()}
 
 
+def _process_cpu_seconds(pid: int) -> float:
+    # From /proc on Linux; elsewhere (macOS) from psutil, which asks the kernel its own way (this process alone).
+    if platforms.missing("procfs") is None:
+        return procfs.cpu_seconds(pid)
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
+
+
 def _cpu_seconds(pool: concurrent.futures.Executor | None) -> float:
     """CPU time so far of this process and of ``pool``'s worker processes, if it has any."""
     # ProcessPoolExecutor keeps its workers in _processes (pid -> Process); a thread pool has none.
     pids = [os.getpid(), *(getattr(pool, "_processes", None) or {})]
-    return sum(procfs.cpu_seconds(pid) for pid in pids if procfs.exists(pid))
+    return sum(_process_cpu_seconds(pid) for pid in pids if procfs.exists(pid))
 
 
 def measure(
@@ -143,13 +152,13 @@ def measure(
     if strategy.run_one is in_process_pool and pool is None:
         raise ValueError("the 'process pool' strategy needs a pool: pass pool=open_pool() (a with block)")
     job = functools.partial(julia.julia, *julia.size_for_ms(job_ms))
-    cpu_before, own_before = _cpu_seconds(pool), procfs.cpu_seconds(os.getpid())
+    cpu_before, own_before = _cpu_seconds(pool), _process_cpu_seconds(os.getpid())
     if strategy.library == "trio":
         probe, seconds = runners.run_trio(_trio_batch, strategy, job, jobs, pool)
     else:
         probe, seconds = runners.run_asyncio(_asyncio_batch, strategy, job, jobs, pool)
     return Batch(strategy.name, job_ms, jobs, probe, seconds, _cpu_seconds(pool) - cpu_before,
-                 procfs.cpu_seconds(os.getpid()) - own_before)
+                 _process_cpu_seconds(os.getpid()) - own_before)
 
 
 def open_pool(workers: int | None = None) -> concurrent.futures.ProcessPoolExecutor:

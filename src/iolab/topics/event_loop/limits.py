@@ -14,7 +14,7 @@ import resource
 from dataclasses import dataclass
 from typing import ClassVar, NoReturn
 
-from iolab.kit import channel, machine, procfs, procs
+from iolab.kit import channel, machine, platforms, procfs, procs
 
 # Address space a thread-counting child keeps free for reporting its result.
 RESERVE_BYTES = 1 << 20
@@ -88,7 +88,11 @@ def thread_capacity(
     The child is a fresh interpreter with one malloc arena (``procs.ONE_MALLOC_ARENA``), so that the
     count depends on the stack size and not on the number of cores: glibc's default arenas took 1 GiB
     of the 1.5 GiB on 2 cores, and would take more than that from 4 cores on.
+
+    The child sizes its cap from ``/proc/self/status`` (and macOS does not enforce ``ulimit -v``): without
+    ``/proc``, :class:`~iolab.kit.platforms.FacilityMissing`, whose message is the cell's note, before it starts.
     """
+    platforms.require("procfs")
     spec = ThreadCapacity(spare_mb, stack_kib or None, limit)
     with channel.open_child(spec, env=procs.ONE_MALLOC_ARENA) as child:
         match = child.process.wait_for_line(REPORT_PATTERN, timeout=timeout)  # its last output if it never says

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import importlib
+import math
 import os
 import resource
 import time
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from iolab.kit import channel, procfs, procs, sockets
+from iolab.kit import channel, platforms, procfs, procs, sockets
 from iolab.kit.machine import DescriptorLimit
 from iolab.kit.procs import START_SECONDS
 from iolab.kit.sockets import BACKLOG
@@ -76,7 +77,12 @@ class Measurement(channel.Spec):
 
 
 def _memory_mb() -> tuple[float, float]:
-    """This process's resident memory now and its peak so far, in MB (from /proc/self/status)."""
+    """This process's resident memory now and its peak so far, in MB (from /proc/self/status); NaN without /proc.
+
+    getrusage's ru_maxrss is no stand-in (see :func:`run_client`), so a run on macOS measures no memory.
+    """
+    if platforms.missing("procfs") is not None:
+        return math.nan, math.nan
     reading = procfs.status(os.getpid())
     return reading.vm_rss_kb / 1024, reading.vm_hwm_kb / 1024
 

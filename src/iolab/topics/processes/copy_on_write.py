@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from iolab.kit import procfs
+from iolab.kit import platforms, procfs
 from iolab.kit.procs import open_fork, read_exactly
 
 MIB = 2**20
@@ -48,7 +48,12 @@ def filled_array(mb: int, huge_pages: bool) -> np.ndarray:
 
 
 def huge_pages_kb(pid: int | None = None) -> int:
-    """The process's anonymous memory on transparent huge pages, in kB (``AnonHugePages``; 0 if not reported)."""
+    """The process's anonymous memory on transparent huge pages, in kB (``AnonHugePages``; 0 if not reported).
+
+    Without ``/proc`` (macOS): :class:`~iolab.kit.platforms.FacilityMissing`, whose message is the cell's note, so
+    that :func:`fork_and_write` (and the exercise that calls it) stops with the note before it allocates or forks.
+    """
+    platforms.require("procfs")
     for line in Path(f"/proc/{pid or os.getpid()}/smaps_rollup").read_text().splitlines():
         if line.startswith("AnonHugePages:"):
             return int(line.split()[1])
