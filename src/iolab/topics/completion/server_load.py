@@ -11,7 +11,8 @@ in turns) and once traced (the counts).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,19 +65,22 @@ def _counts(child: channel.Child) -> dict[str, Any]:
     return child.result
 
 
+def _cpus(cpus: Iterable[int]) -> str:
+    """CPUs as a list a reader reads: "1", "0,1"."""
+    return ",".join(map(str, sorted(cpus)))
+
+
 def _where(pid: int, halves: placement.Halves | None) -> dict[str, str]:
-    """The CPUs the server's thread, its SQPOLL thread (if any) and the load were allowed, as lists ("1", "0-3")."""
+    """The CPUs the server's thread, its SQPOLL thread (if any) and the load were allowed ("1", "0,1")."""
     server = poller = ""
     for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError, StopIteration):
-            allowed = next(line.split(":", 1)[1].strip() for line in (task / "status").read_text().splitlines()
-                           if line.startswith("Cpus_allowed_list"))
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
             if task.name == str(pid):
-                server = allowed
+                server = _cpus(os.sched_getaffinity(pid))
             elif (task / "comm").read_text().startswith("iou-sqp"):
-                poller = allowed
-    load = ",".join(map(str, sorted(halves.load))) if halves else ""
-    return {"server_cpus": server, "poller_cpus": poller, "load_cpus": load}
+                poller = _cpus(os.sched_getaffinity(int(task.name)))
+    return {"server_cpus": server, "poller_cpus": poller, "load_cpus": _cpus(halves.load) if halves else ""}
+
 
 def measure(server: str, connections: int, seconds: float, *, sqpoll: bool = False,
             traced: bool = False, placed: bool = False) -> dict[str, Any]:
