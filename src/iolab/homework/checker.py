@@ -159,7 +159,7 @@ def measured_values(exercise: ExerciseJob, received: Answers, judged: dict[str, 
             value = arrived.get(name, {}).get("value")
             for key, number in (magnitudes.numbers(value) or {}).items():
                 if math.isfinite(number) and not (key and _setting(value, key)):
-                    found.setdefault(f"{name}:{key}" if key else name, number)
+                    found.setdefault(magnitudes.key(name, key), number)
     return found
 
 

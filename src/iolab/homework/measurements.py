@@ -42,7 +42,7 @@ import pandas as pd
 from iolab.homework import batch, markup
 from iolab.homework.grading import GRADING_ENV, Row
 from iolab.homework.lateness import replace_csv
-from iolab.kit import machine, student
+from iolab.kit import machine, magnitudes, student
 from iolab.kit import scale as scales
 from iolab.kit.paths import COURSE_DATA
 
@@ -78,17 +78,17 @@ def student_machine(submission: Any) -> str:
 
 
 def student_values(submission: Any) -> dict[str, float]:
-    """What the student's own run recorded (``student.record``), keyed as ``Row.measured`` is (``name``, or
-    ``name:column`` for a table's median): finite numbers only, whatever else the handed-in output holds."""
+    """What the student's own run recorded (``student.record``), keyed as ``Row.measured`` is
+    (:func:`iolab.kit.magnitudes.key`): finite numbers only, whatever else the handed-in output holds."""
     found: dict[str, float] = {}
     for cell in submission.cells:
         for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
             data = output.get("data", {}) if isinstance(output, Mapping) else {}
             recorded = data.get(student.RECORD_MIME) if isinstance(data, Mapping) else None
-            for name, magnitudes in (recorded.items() if isinstance(recorded, Mapping) else ()):
-                for key, number in (magnitudes.items() if isinstance(magnitudes, Mapping) else ()):
+            for name, columns in (recorded.items() if isinstance(recorded, Mapping) else ()):
+                for key, number in (columns.items() if isinstance(columns, Mapping) else ()):
                     if type(number) in (int, float) and math.isfinite(number) and len(found) < MAX_RECORDED:
-                        found.setdefault(f"{name}:{key}" if key else str(name), float(number))
+                        found.setdefault(magnitudes.key(str(name), str(key)), float(number))
     return found
 
 

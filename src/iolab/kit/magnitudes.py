@@ -29,3 +29,8 @@ def numbers(value: Any) -> dict[str, float] | None:
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
         return {k: float(v) for k, v in fields.items() if type(v) in (int, float)} or None
     return None
+
+
+def key(name: str, column: str) -> str:
+    """One magnitude's name: ``name`` for a lone number, ``name:column`` for a table's column (``runs:lag_ms``)."""
+    return f"{name}:{column}" if column else name
