@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from iolab.kit import placement
+from iolab.kit import placement, platforms
 
 
 def test_halves_are_disjoint_and_cover_this_process_cpus() -> None:
@@ -30,6 +30,11 @@ def test_halves_of_one_cpu_is_none() -> None:
         assert placement.halves() is None
     finally:
         os.sched_setaffinity(0, before)
+
+
+def test_halves_is_none_where_affinity_cannot_be_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+    assert placement.halves() is None
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
+
+from iolab.kit import platforms
 
 
 class Halves(NamedTuple):
@@ -27,7 +29,9 @@ class Halves(NamedTuple):
 
 
 def halves() -> Halves | None:
-    """This process's CPUs split in two (the load gets the lower half), or None with only one CPU."""
+    """This process's CPUs split in two (the load gets the lower half), or None with one CPU or no affinity (macOS)."""
+    if platforms.missing("affinity") is not None:
+        return None
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         return None
@@ -45,3 +49,8 @@ def on_cpus(cpus: frozenset[int] | None) -> Iterator[None]:
         yield
     finally:
         os.sched_setaffinity(0, before)
+
+
+def listed(cpus: Iterable[int]) -> str:
+    """CPUs as a list a reader reads: "1", "0,1"."""
+    return ",".join(map(str, sorted(cpus)))

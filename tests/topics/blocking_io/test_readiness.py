@@ -78,6 +78,31 @@ def test_waiting_costs_per_wakeup_gives_every_message_its_delay_beside_its_run()
         assert run.wake_p50_us.nunique() == 1 and run.wake_p50_us.iloc[0] == run.wake_us.median()
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_the_waiter_and_the_sender_each_run_on_a_half_of_the_cores_and_the_caller_gets_its_cpus_back():
+    before = os.sched_getaffinity(0)
+
+    def receive(*args):  # in the child, as it starts waiting: where it may run
+        os.write(report_w, repr(sorted(os.sched_getaffinity(0))).encode())
+        return real(*args)
+
+    real, (report_r, report_w) = readiness._receive, os.pipe()
+    try:
+        readiness._receive = receive
+        row = readiness.cpu_while_waiting("block in read()", seconds=0.2, wakeups=2)
+        child_cpus = [os.read(report_r, 100)]  # before the next child writes to the same pipe
+        unplaced = readiness.cpu_while_waiting("block in read()", seconds=0.2, wakeups=2, placed=False)
+        child_cpus.append(os.read(report_r, 100))
+    finally:
+        readiness._receive = real
+        os.close(report_r), os.close(report_w)
+    waiter, sender = ({int(c) for c in str(row[k]).split(",")} for k in ("waiter_cpus", "sender_cpus"))
+    assert waiter and sender and not waiter & sender and waiter | sender == before
+    assert child_cpus[0] == repr(sorted(waiter)).encode()  # the child ran where the row says
+    assert child_cpus[1] == repr(sorted(before)).encode() and unplaced["waiter_cpus"] == unplaced["sender_cpus"] == ""
+    assert os.sched_getaffinity(0) == before
+
+
 def test_unknown_strategy_is_refused():
     with pytest.raises(ValueError, match="strategy"):
         readiness.cpu_while_waiting("hope")

@@ -9,6 +9,10 @@ Two experiments of the blocking chapter live here.
 - :func:`waiting_costs` has a child wait for messages on a pipe in four ways (spinning on a
   non-blocking read, polling with a 1 ms sleep, blocking in select, blocking in read) and reads
   from ``/proc`` how much CPU each burned per second of waiting, and how late each woke up.
+  The waiter and the sender are placed on cores of their own (:mod:`iolab.kit.placement`): left to
+  the scheduler, a woken pipe reader is often put on its writer's core, and a spinner shares a
+  core with whatever else runs, so where each ran, not how it waited, decided which woke first
+  (on the course's 2-core machine, each way in some runs and the other way in others).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pandas as pd
 
-from iolab.kit import machine, platforms, procfs, procs
+from iolab.kit import machine, placement, platforms, procfs, procs
 
 # select() describes the watched descriptors as a bitmap of FD_SETSIZE bits (glibc: 1024), so it
 # cannot watch a descriptor numbered 1024 or more, however few it watches; CPython refuses with
@@ -208,13 +212,15 @@ def _receive(strategy: str, fd: int, out: int, wakeups: int) -> None:
     os.write(out, struct.pack(f"={2 * wakeups}q", *report))
 
 
-def cpu_while_waiting(strategy: str, seconds: float = 1.0, wakeups: int = 10) -> dict[str, float | str | int]:
+def cpu_while_waiting(strategy: str, seconds: float = 1.0, wakeups: int = 10, placed: bool = True) -> dict[str, float | str | int]:
     """Have a child wait for ``wakeups`` messages spread over ``seconds`` the ``strategy`` way; what it cost.
 
     Returns the child's CPU seconds per second of waiting (from ``/proc``), its median and
-    largest wake-up delay (message sent to message read) and the system calls it made per second.
+    largest wake-up delay (message sent to message read), the system calls it made per second, and
+    the CPUs the waiter and the sender were allowed (``placed``: one half of the cores each; empty
+    where the scheduler chose, with ``placed=False`` or on one CPU or without affinity, as on macOS).
     """
-    return _wait_for_messages(strategy, seconds, wakeups)[0]
+    return _wait_for_messages(strategy, seconds, wakeups, placed)[0]
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -222,14 +228,18 @@ def _cpu_seconds(pid: int) -> float:
     return procfs.cpu_seconds(pid) if platforms.missing("procfs") is None else procfs.tree_cpu_seconds(pid)
 
 
-def _wait_for_messages(strategy: str, seconds: float, wakeups: int) -> tuple[dict[str, float | str | int], list[float]]:
+def _wait_for_messages(strategy: str, seconds: float, wakeups: int, placed: bool = True) -> tuple[dict[str, float | str | int], list[float]]:
     # One run: the row cpu_while_waiting returns, and every message's wake-up delay in µs.
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {list(STRATEGIES)}")
+    halves = placement.halves() if placed else None
     r, w = os.pipe()
     result_r, result_w = os.pipe()
     try:
-        with procs.open_fork(_receive, strategy, r, result_w, wakeups) as child:
+        with contextlib.ExitStack() as stack:
+            with placement.on_cpus(halves.server if halves else None):  # the child inherits these
+                child = stack.enter_context(procs.open_fork(_receive, strategy, r, result_w, wakeups))
+            stack.enter_context(placement.on_cpus(halves.load if halves else None))  # and the sender runs here
             cpu0, t0 = _cpu_seconds(child.pid), time.monotonic()
             for i in range(1, wakeups + 1):
                 time.sleep(max(0.0, t0 + i * seconds / wakeups - time.monotonic()))
@@ -250,12 +260,14 @@ def _wait_for_messages(strategy: str, seconds: float, wakeups: int) -> tuple[dic
         "wake_p50_us": statistics.median(delays_us),
         "wake_max_us": max(delays_us),
         "calls_per_s": sum(report[1::2]) / (t1 - t0),
+        "waiter_cpus": placement.listed(halves.server) if halves else "",
+        "sender_cpus": placement.listed(halves.load) if halves else "",
     }
     return row, delays_us
 
 
 def waiting_costs(strategies: Sequence[str] = tuple(STRATEGIES), seconds: float = 1.0, wakeups: int = 10,
-                  repeats: int = 1, per_wakeup: bool = False) -> pd.DataFrame:
+                  repeats: int = 1, per_wakeup: bool = False, placed: bool = True) -> pd.DataFrame:
     """:func:`cpu_while_waiting` for each strategy, ``repeats`` times; one row per run.
 
     With ``per_wakeup``, one row per message received instead: its run's columns, ``wakeup`` (its
@@ -265,7 +277,7 @@ def waiting_costs(strategies: Sequence[str] = tuple(STRATEGIES), seconds: float 
     rows = []
     for repeat in range(repeats):
         for strategy in strategies:
-            row, delays_us = _wait_for_messages(strategy, seconds, wakeups)
+            row, delays_us = _wait_for_messages(strategy, seconds, wakeups, placed)
             if per_wakeup:
                 rows += [{"repeat": repeat} | row | {"wakeup": i, "wake_us": us} for i, us in enumerate(delays_us)]
             else:

@@ -65,21 +65,16 @@ def _counts(child: channel.Child) -> dict[str, Any]:
     return child.result
 
 
-def _cpus(cpus: Iterable[int]) -> str:
-    """CPUs as a list a reader reads: "1", "0,1"."""
-    return ",".join(map(str, sorted(cpus)))
-
-
 def _where(pid: int, halves: placement.Halves | None) -> dict[str, str]:
     """The CPUs the server's thread, its SQPOLL thread (if any) and the load were allowed ("1", "0,1")."""
     server = poller = ""
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(OSError):  # a thread that ended meanwhile
             if task.name == str(pid):
-                server = _cpus(os.sched_getaffinity(pid))
+                server = placement.listed(os.sched_getaffinity(pid))
             elif (task / "comm").read_text().startswith("iou-sqp"):
-                poller = _cpus(os.sched_getaffinity(int(task.name)))
-    return {"server_cpus": server, "poller_cpus": poller, "load_cpus": _cpus(halves.load) if halves else ""}
+                poller = placement.listed(os.sched_getaffinity(int(task.name)))
+    return {"server_cpus": server, "poller_cpus": poller, "load_cpus": placement.listed(halves.load) if halves else ""}
 
 
 def measure(server: str, connections: int, seconds: float, *, sqpoll: bool = False,
