@@ -164,13 +164,14 @@ def known_students(submissions: Path, notebook: str) -> set[str]:
     return {student for student, path in batch.submissions(submissions) if path.name == notebook}
 
 
-def _read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The header of the CSV at ``path`` and its rows, each with the line it ends on (as a spreadsheet numbers it)."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as f:
             reader = csv.DictReader(f)
-            return [c.strip() for c in reader.fieldnames or []], [
-                {(k or "").strip(): (v or "").strip() if isinstance(v, str) else "" for k, v in row.items()}
-                for row in reader]
+            header = [c.strip() for c in reader.fieldnames or []]
+            return header, [(reader.line_num, {(k or "").strip(): v.strip() if isinstance(v, str) else ""
+                                               for k, v in row.items()}) for row in reader]
     except (UnicodeDecodeError, csv.Error) as exc:
         raise ScoresError(f"{path}: not a CSV file of text ({exc})") from None
 
@@ -182,7 +183,7 @@ def read_scores(path: Path, points: float, known: Collection[str] | None = None)
     if "student" not in header or "points" not in header:
         raise ScoresError(f"{path}: needs the columns {', '.join(SCORES_COLUMNS)}; it has {', '.join(header) or 'none'}")
     found: dict[str, Score] = {}
-    for line, row in enumerate(rows, start=2):
+    for line, row in rows:
         where, student, given = f"{path}, line {line}", row.get("student", ""), row.get("points", "")
         if known is not None and student not in known:
             raise ScoresError(f"{where}: no student {student!r} in this class handed in this notebook "
@@ -205,8 +206,9 @@ def read_scores(path: Path, points: float, known: Collection[str] | None = None)
 def update_scores(path: Path, students: Iterable[str], points: float) -> bool:
     """Add a row to fill for each of ``students`` that ``path`` lacks (the file made if need be), every row already
     there kept as it is; whether the file was written."""
-    header, rows = _read_csv(path) if path.is_file() else (list(SCORES_COLUMNS), [])
+    header, numbered = _read_csv(path) if path.is_file() else (list(SCORES_COLUMNS), [])
     header += [c for c in SCORES_COLUMNS if c not in header]
+    rows = [row for _, row in numbered]
     have = {row.get("student", "") for row in rows}
     new = [s for s in sorted(set(students)) if s not in have]
     if path.is_file() and not new:
