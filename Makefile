@@ -169,6 +169,8 @@ homework: env
 # MOODLE_WORKSHEET=file writes Moodle's grading worksheet back filled, beside $(GRADES), to upload.
 # Late work: DUE=2026-11-20T23:59 LATE_POLICY=10-per-day LATE_CAP=50 EXTENSIONS=file (book/instructors.md).
 # STUDENTS=ada,bob regrades only them, merged into $(GRADES); REASON="..." goes into history.csv.
+# Written answers: each is exported beside $(GRADES) for a TA (NN-name-LABEL-answers.html, and -scores.csv to fill);
+# SCORES_ONLY=1 merges the filled scores into the grades, gradebook and feedback without grading again.
 grade: env
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir (one folder per student id, holding their notebooks)"; exit 2; }
 	$(GUARD) $(BIN)/python -m iolab homework grade $(SUBMISSIONS) --out $(GRADES) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
@@ -178,7 +180,7 @@ grade: env
 	  $(if $(DUE),--due $(DUE)) \
 	  $(if $(LATE_POLICY),--late-policy $(LATE_POLICY)) $(if $(LATE_CAP),--late-cap $(LATE_CAP)) \
 	  $(if $(EXTENSIONS),--extensions $(EXTENSIONS)) $(if $(STUDENTS),--students $(STUDENTS)) \
-	  $(if $(REASON),--reason "$(REASON)")
+	  $(if $(REASON),--reason "$(REASON)") $(if $(SCORES_ONLY),--scores-only)
 
 # Gradescope: an autograder.zip for one notebook (NOTEBOOK=02-blocking) or for all of them; ROSTER=roster.csv
 # gives each submitter their course id, VISIBILITY=after_published|after_due_date|visible when hidden checks show.

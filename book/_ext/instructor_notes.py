@@ -53,7 +53,7 @@ def time_lines(chapter: notes.ChapterTime, machines: list[str]) -> list[str]:
     return [f"**Time.** Reading: about {chapter.reading_min:.0f} min (the chapter and its notebook, at "
             f"{notes.WORDS_PER_MINUTE} words a minute). Predictions and exercises: about {chapter.work_min:.0f} min "
             f"(an estimate: {notes.MINUTES_PER['prediction']} min per prediction, {notes.MINUTES_PER['exercise']} "
-            f"per exercise). Running the notebook top to bottom: {duration(chapter.run_s['quick'])} at "
+            f"per exercise, {notes.MINUTES_PER['written']} per written answer). Running the notebook top to bottom: {duration(chapter.run_s['quick'])} at "
             f"`IOLAB_SCALE=quick`, {duration(chapter.run_s['full'])} at full scale{where}.", ""]
 
 
@@ -70,7 +70,8 @@ class InstructorNotes(SphinxDirective):
         md = [":::{admonition} Instructor notes", ":class: dropdown", "", *self.content, ""]
         md += time_lines(chapter, notes.measured_on(paths))
         md += ["**Points.** Each exercise is graded by `make grade` (its checks: see the instructors' page, "
-               "\"The grader in detail\"). A prediction is answered before the experiment that tests it.", "",
+               "\"The grader in detail\"). A prediction is answered before the experiment that tests it; a written "
+               "answer is scored by a TA (\"Written answers, scored by a TA\").", "",
                "| notebook | exercise | kind | points |", "|---|---|---|---:|"]
         md += [f"| {r.notebook} | `{r.exercise}` | {r.kind} | {r.points:g} |" for r in table.itertuples()]
         md += [f"| **total** | {len(table)} | | **{table.points.sum():g}** |", ":::"]
@@ -81,8 +82,8 @@ class InstructorSummary(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         root = Path(self.env.srcdir)
         toc = yaml.safe_load((root / "_toc.yml").read_text())
-        md = ["| chapter | predictions | exercises | points | reading | work | run, quick | run, full |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        md = ["| chapter | predictions | exercises | written | points | reading | work | run, quick | run, full |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for part in toc["parts"]:
             for entry in part["chapters"]:
                 paths = [root / f"{s['file']}.ipynb" for s in entry.get("sections", []) if s["file"].startswith("notebooks/")]
@@ -94,7 +95,7 @@ class InstructorSummary(SphinxDirective):
                 kinds = notes.exercise_table(paths)
                 counts = kinds.kind.value_counts()
                 md.append(f"| {{doc}}`/{entry['file']}` | {counts.get('prediction', 0)} | {counts.get('exercise', 0)} "
-                          f"| {kinds.points.sum():g} | {chapter.reading_min:.0f} min | {chapter.work_min:.0f} min "
+                          f"| {counts.get('written', 0)} | {kinds.points.sum():g} | {chapter.reading_min:.0f} min | {chapter.work_min:.0f} min "
                           f"| {duration(chapter.run_s['quick'])} | {duration(chapter.run_s['full'])} |")
         return _parse(self, md)
 

@@ -26,13 +26,13 @@ def graded_notebooks() -> list[Path]:
 
 def nbgrader_cell(kind: str, source: str, label: str | None = None, role: str | None = None,
                   points: float | None = None) -> Any:
-    """A markdown or code cell; with ``role`` (given, code, check, setup), nbgrader's metadata for it."""
+    """A markdown or code cell; with ``role`` (given, code, check, answer, setup), nbgrader's metadata for it."""
     cell = nbformat.v4.new_markdown_cell(source) if kind == "markdown" else nbformat.v4.new_code_cell(source)
     if role:
-        meta = {"grade": role == "check", "grade_id": "setup" if role == "setup" else f"{label}-{role}",
+        meta = {"grade": role in ("check", "answer"), "grade_id": "setup" if role == "setup" else f"{label}-{role}",
                 "locked": role in ("given", "check", "setup"), "schema_version": 3,
-                "solution": role == "code", "task": False}
-        if role == "check":
+                "solution": role in ("code", "answer"), "task": False}
+        if role in ("check", "answer"):
             meta["points"] = points
         cell.metadata["nbgrader"] = meta
     return cell
@@ -78,16 +78,32 @@ def tiny_course() -> Any:
     ])
 
 
+MODEL_ANSWER = "Six sevens are forty-two because multiplying is adding six times over."
+RUBRIC = "**Rubric (2 points).** One point for naming multiplication as repeated adding; one for the product."
+
+
+def tiny_written_course() -> Any:
+    """The tiny course with a written exercise after its two others: ex-why (2 points), which a TA scores."""
+    nb = tiny_course()
+    nb.cells += [
+        nbgrader_cell("markdown", statement("ex-why", "Explain, in a sentence, why `answer` is 42.", RUBRIC)),
+        nbgrader_cell("markdown", MODEL_ANSWER, "ex-why", "answer", 2),
+        nbgrader_cell("markdown", SOLUTION_END),
+    ]
+    return nb
+
+
 def cell_index(nb: Any, grade_id: str) -> int:
     """The index of the cell with ``grade_id``."""
     return next(i for i, cell in enumerate(nb.cells) if markup.grade_id(cell) == grade_id)
 
 
 def paste_solutions(edition: Any, instructor: Any) -> Any:
-    """A student edition in which every solution cell holds the instructor's solution again."""
+    """A student edition in which every solution cell holds the instructor's solution again (and every written
+    answer the model answer)."""
     solved = copy.deepcopy(edition)
     for cell in solved.cells:
-        if markup.role(cell) == "code":
+        if markup.role(cell) in ("code", markup.ANSWER):
             cell.source = instructor.cells[cell_index(instructor, markup.grade_id(cell))].source
     return solved
 

@@ -14,8 +14,9 @@ And honest work scores full every time (the ``honest`` mark, ``make honest``, ab
 cores): every graded notebook's solutions, handed in ``IOLAB_HONEST_ROUNDS`` times (2) as as many
 students (their ``student.pick`` parameters differ), graded at ``--jobs 2`` while a process burns a
 core. An exercise whose check depends on a measurement can lose points to a busy machine: any point
-lost fails the test, with the rows that lost it. The same batch hands in every student edition blank,
-as handed out: each of its checks scores 0, as not answered.
+lost fails the test, with the rows that lost it; a written answer awaits a TA, which is not a point lost.
+The same batch hands in every student edition blank, as handed out: each of its checks and written answers
+scores 0, as not answered.
 """
 
 from __future__ import annotations
@@ -35,9 +36,13 @@ import pytest
 from cheats import CHEATS, DAEMON_SECONDS, NOT_DATA
 from homework_notebooks import ROOT, cell_index, graded_notebooks, paste_solutions, read, write
 from iolab.commands import main
-from iolab.homework import batch, editions, markup, sandbox
+from iolab.homework import batch, editions, markup, sandbox, written
+from iolab.homework.contract import AWAITING
 
 NOTEBOOK = ROOT / "notebooks" / "02-blocking.ipynb"
+# Notebook 02's written exercise: a TA scores it (its row awaits a TA, or is not answered); the checks score 13.
+WRITTEN = "ex-02-why-placed"
+CHECKED, WRITTEN_POINTS = 13, 3
 # The states swapped, the CPU figures right: one of pred-states' three hidden asserts fails.
 WRONG_STATES = 'reader_state, looper_state = "R", "S"\nreader_cpu_percent, looper_cpu_percent = 0, 100'
 # Solo: notebook 02's honest answers measure pipes and selectors, which a neighbouring test's pipes would
@@ -138,11 +143,18 @@ def _total(rows):
     return sum(float(r["points"]) for r in rows)
 
 
+def _checked(rows):
+    """The rows the grader scores (not the written answer a TA scores)."""
+    return [r for r in rows if r["exercise"] != WRITTEN]
+
+
 def test_the_batch_exits_0_and_the_honest_submission_scores_full_marks(graded):
     rows, status, _, _ = graded
     assert status == 0
-    assert _total(rows["honest"]) == sum(float(r["max_points"]) for r in rows["honest"]) == 13
-    assert {r["status"] for r in rows["honest"]} == {"passed"}
+    assert _total(rows["honest"]) == sum(float(r["max_points"]) for r in _checked(rows["honest"])) == CHECKED
+    assert {r["status"] for r in _checked(rows["honest"])} == {"passed"}
+    [answer] = [r for r in rows["honest"] if r["exercise"] == WRITTEN]
+    assert (answer["status"], float(answer["max_points"])) == (AWAITING, WRITTEN_POINTS)
 
 
 def test_the_blank_submission_scores_zero_as_not_answered(graded):
@@ -164,7 +176,7 @@ def test_a_check_cell_pasted_twice_is_tampered_and_the_other_exercises_still_cou
     rows, _, _, _ = graded
     states = next(r for r in rows["cheat-check-twice"] if r["exercise"] == "pred-states")
     assert (states["status"], float(states["points"])) == ("tampered", 0.0) and "more than once" in states["reason"]
-    assert _total(rows["cheat-check-twice"]) == 13 - 2
+    assert _total(rows["cheat-check-twice"]) == CHECKED - 2
 
 
 def test_a_memory_hog_and_a_fork_bomb_are_stopped_at_their_caps_with_the_cap_as_the_reason(graded):
@@ -175,9 +187,9 @@ def test_a_memory_hog_and_a_fork_bomb_are_stopped_at_their_caps_with_the_cap_as_
 
 def test_cheats_that_change_how_the_kernel_runs_code_are_marked_tampered_or_not_run(graded):
     rows, _, _, _ = graded
-    assert {r["status"] for r in rows["cheat-empty-later-cells"]} == {"tampered"}
-    assert {r["status"] for r in rows["cheat-exit-kernel"]} == {"not run"}
-    assert {r["status"] for r in rows["cheat-replace-run-cell"]} == {"not run"}
+    assert {r["status"] for r in _checked(rows["cheat-empty-later-cells"])} == {"tampered"}
+    assert {r["status"] for r in _checked(rows["cheat-exit-kernel"])} == {"not run"}
+    assert {r["status"] for r in _checked(rows["cheat-replace-run-cell"])} == {"not run"}
 
 
 def test_a_cheat_cannot_read_the_instructor_notebook_nor_pass_objects_for_answers(graded):
@@ -199,18 +211,21 @@ def test_a_partly_wrong_answer_gets_partial_credit_per_hidden_assert(graded):
     states = next(r for r in rows["partly-wrong"] if r["exercise"] == "pred-states")
     assert (states["status"], float(states["points"]), float(states["max_points"])) == ("partial", 1.33, 2.0)
     assert states["reason"] == "hidden check 1 of 3 failed"
-    assert _total(rows["partly-wrong"]) == 13 - 2 + 1.33
+    assert _total(rows["partly-wrong"]) == CHECKED - 2 + 1.33
 
 
 def test_feedback_files_and_the_gradebook_are_written_without_the_hidden_messages(graded):
     rows, _, subs, _ = graded
     feedback = (subs / "feedback" / "blank" / "02-blocking.md").read_text()
-    assert "0 of 13 points" in feedback and "pred-states" in feedback
+    assert f"0 of {CHECKED + WRITTEN_POINTS} points" in feedback and "pred-states" in feedback
     gradebook = list(csv.reader((subs / "gradebook.csv").open()))
     assert gradebook[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-    assert gradebook[1][0] == "Points Possible" and float(gradebook[1][-1]) == 13
+    assert gradebook[1][0] == "Points Possible" and float(gradebook[1][-1]) == CHECKED + WRITTEN_POINTS
     honest = next(r for r in gradebook if r[0] == "honest")  # no roster: the course's id is the Student column
-    assert float(honest[-1]) == 13
+    assert honest[-1] == ""  # its written answer awaits a TA: not 13 of 16, not 0
+    assert float(next(r for r in gradebook if r[0] == "blank")[-1]) == 0
+    page = (subs / f"02-blocking-{WRITTEN}-answers.html").read_text()
+    assert "<td>honest</td>" in page and "<td>blank</td>" not in page and "blank: " + written.NOT_ANSWERED in page
     # A hidden assert's message states the answer: it appears in no reason and no feedback file.
     hidden_message = "the reader sleeps in the kernel; the loop always runs"
     texts = [(subs / "grades.csv").read_text()] + [p.read_text() for p in (subs / "feedback").rglob("*.md")]
@@ -220,8 +235,8 @@ def test_feedback_files_and_the_gradebook_are_written_without_the_hidden_message
 def test_answers_that_are_not_data_are_tampered_with_the_reason_never_the_graders_error(graded):
     rows, _, _, _ = graded
     for name in NOT_DATA:
-        assert {r["status"] for r in rows[f"cheat-{name}"]} == {"tampered"}, name
-        assert all(r["reason"].startswith("tampered answers: ") for r in rows[f"cheat-{name}"]), name
+        assert {r["status"] for r in _checked(rows[f"cheat-{name}"])} == {"tampered"}, name
+        assert all(r["reason"].startswith("tampered answers: ") for r in _checked(rows[f"cheat-{name}"])), name
 
 
 @pytest.mark.parametrize("student", list(HOSTILE_FILES))
@@ -240,9 +255,9 @@ def test_a_linked_folder_is_not_followed_and_a_second_copy_counts_once(graded):
     copy_rows = [r for r in rows["file-second-copy"] if not r["exercise"]]
     assert [(float(r["points"]), float(r["max_points"])) for r in copy_rows] == [(0.0, 0.0)]
     assert copy_rows[0]["reason"].startswith("a second copy of 02-blocking.ipynb")
-    assert _total(rows["file-second-copy"]) == 13
+    assert _total(rows["file-second-copy"]) == CHECKED
     gradebook = {r[0]: r for r in csv.reader((subs / "gradebook.csv").open())}
-    assert float(gradebook["file-second-copy"][-1]) == 13 and float(gradebook["Points Possible"][-1]) == 13  # not 26
+    assert float(gradebook["Points Possible"][-1]) == CHECKED + WRITTEN_POINTS  # not twice that
 
 
 # Two rounds keep `make test` under 25 minutes on 2 cores (three took 13 of its 29); a release runs more.
@@ -282,14 +297,16 @@ def test_every_notebooks_solutions_score_full_every_time_beside_a_cpu_burner(tmp
     blank = [r for r in rows if r["student"] == BLANK]
     rows = [r for r in rows if r["student"] != BLANK]
     assert {r["notebook"] for r in blank} == set(points), "every blank edition was graded"
+    not_answered = ("not answered: the solution cell still raises NotImplementedError", written.NOT_ANSWERED)
     scored = [f'{r["notebook"]} {r["exercise"]}: {r["points"]} ({r["reason"]})' for r in blank
-              if float(r["points"]) or not r["reason"].startswith("not answered: the solution cell still raises NotImplementedError")]
+              if float(r["points"]) or not r["reason"].startswith(not_answered)]
     assert not scored, "the student edition as handed out scored, or failed for another reason than no answer:\n" + "\n".join(scored)
     graded = {(r["student"], r["notebook"]) for r in rows}
     assert len(graded) == ROUNDS * len(notebooks), "every submission was graded"
     for (student, notebook) in sorted(graded):
         most = sum(float(r["max_points"]) for r in rows if (r["student"], r["notebook"]) == (student, notebook))
         assert most == points[notebook] > 0, f"{student} {notebook}: rows worth {most}, the notebook's exercises {points[notebook]}"
+    # A written answer awaits a TA: not scored, and not lost (the model answer was handed in).
     lost = [f'{r["student"]} {r["notebook"]} {r["exercise"]}: {r["points"]} of {r["max_points"]} ({r["reason"]})'
-            for r in rows if float(r["points"]) < float(r["max_points"])]
+            for r in rows if float(r["points"]) < float(r["max_points"]) and r["status"] != AWAITING]
     assert not lost, f"{len(lost)} of {len(rows)} honest checks lost points:\n" + "\n".join(lost)

@@ -137,4 +137,4 @@ def test_a_grade_id_that_names_no_exercise_is_a_problem():
     def stray(nb):
         nb.cells[cell_index(nb, "ex-b-given")].metadata["nbgrader"]["grade_id"] = "ex-c-given"
 
-    assert _problems_after(stray) == ["grade_id 'ex-c-given' is neither 'setup' nor '<exercise label>-given|code|check'"]
+    assert _problems_after(stray) == ["grade_id 'ex-c-given' is neither 'setup' nor '<exercise label>-given|code|check|answer'"]

@@ -36,7 +36,10 @@ DESCRIPTIONS = {
         "notebook, exercise, points, max_points, status, reason, seconds), SUBMISSIONS/gradebook.csv (Canvas's "
         "import format), SUBMISSIONS/pass-rates.csv, SUBMISSIONS/feedback/<student>/<notebook>.md (and .html), and "
         "what the submissions' runs measured, class-measurements.csv beside the grades CSV with a page of figures, "
-        "class-measurements.html (see the measurements action). A "
+        "class-measurements.html (see the measurements action), and for each written exercise a page of the class's "
+        "answers and a scores CSV for a TA to fill (<notebook>-<label>-answers.html, <notebook>-<label>-scores.csv), "
+        "whose filled scores merge into the grades, gradebook and feedback when grading again (--scores-only: "
+        "without grading). A "
         "submission that fails, hangs, tampers, lost a check or passed a cap (processes, memory, file size, its "
         "folder, /tmp, output: the IOLAB_GRADE_* variables, see book/instructors.md, 'Caps') gets its rows with the reason; the batch "
         "goes on, and the exit status is 0 once every submission has its rows."),
@@ -156,6 +159,9 @@ def add_grade(actions: Actions) -> None:
                        help="a CSV of student,notebook,due: a later due date for that student and notebook")
     grade.add_argument("--students", default=None, metavar="ID,ID",
                        help="regrade only these students, merging their rows into the existing grades CSV (history.csv says what changed)")
+    grade.add_argument("--scores-only", action="store_true",
+                       help="grade nothing: merge the TA's filled scores of written answers into the grades CSV, "
+                       "gradebook and feedback (give the other flags as when grading)")
     grade.add_argument("--reason", default="regrade", help="why, in history.csv, for --students (default: %(default)s)")
     _checks_option(grade, "the instructor's own checks and course secret, outside the repository (see iolab.homework.private)")
     _notebooks_option(grade)
@@ -171,14 +177,18 @@ def run_grade(args: argparse.Namespace) -> int:
                                canvas_assignments=args.canvas_assignment, total=args.total,
                                late=classes.LateSettings(args.late_policy, args.late_cap, args.due, args.extensions),
                                students=(args.students or "").split(","), reason=args.reason,
-                               moodle_worksheet=args.moodle_worksheet)
+                               moodle_worksheet=args.moodle_worksheet, scores_only=args.scores_only)
     except classes.SettingRefused as exc:
         args.parser.error(str(exc))
     except sandbox.SandboxMissing as exc:
         print(f"not grading: {exc}")
         return 2
     print("\n".join(plan.announce()), flush=True)
-    summary = classes.grade_class(plan)
+    try:
+        summary = classes.grade_class(plan)
+    except classes.written.ScoresError as exc:  # a scores CSV changed during grading: the grades CSV is kept
+        print(f"not merged: {exc}")
+        return 1
     if not summary.rows:
         print(f"no notebooks found in {args.submissions}/<student>/")
         return 1

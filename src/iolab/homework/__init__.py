@@ -20,6 +20,8 @@ grading, then ``batch``, the reports and the totals; ``untrusted`` reads the fil
 as data, a regular file within a limit and never through a link; ``reports`` writes the gradebook,
 pass rates and feedback, with the penalties ``lateness`` reckons (due date, policy, extensions, Canvas's
 late mark); ``regrade`` regrades a few students into the class's files and keeps their ``history.csv``;
+``written`` exports the written answers a TA scores by hand (a page each and a scores CSV)
+and merges the filled scores back;
 ``measurements`` keeps what each submission's run measured (``class-measurements.csv``) and
 ``measurements_page`` draws it, a figure per measured name beside the reference run, naming no student;
 ``intake`` unpacks an LMS's download; ``moodle`` fills Moodle's grading worksheet from the grades; ``gradescope`` packages the grader

@@ -1,7 +1,9 @@
 """Grade a class from start to end, as ``python -m iolab homework grade`` does: check the settings
 (:func:`prepare`), grade every submission into the grades CSV (``batch``), write the gradebook, pass
-rates and feedback (``reports``) and the class's measurements with their page (``measurements``,
-``measurements_page``), and sum each student's points per notebook (:func:`grade_class`).
+rates and feedback (``reports``), the class's measurements with their page (``measurements``,
+``measurements_page``) and the written answers for a TA with the scores a TA filled (``written``), and sum each
+student's points per notebook (:func:`grade_class`). With ``scores_only``, nothing is graded: the TA's scores
+are merged into the grades CSV as it is, and the reports written again.
 
 A setting that cannot work is refused before the first submission runs, not after an hour of
 grading: a folder of private checks that names no check cell, a Canvas export whose columns fit no
@@ -19,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from iolab.homework import (batch, caps, grading, intake, lateness, measurements, measurements_page, moodle, private,
-                            regrade, reports, sandbox)
+                            regrade, reports, sandbox, written)
 
 
 class SettingRefused(ValueError):
@@ -44,9 +46,12 @@ class ClassGrading:
     students: tuple[str, ...] = ()  # a regrade of these students only (none: the whole class)
     reason: str = regrade.REASON  # why, in history.csv
     moodle_worksheet: Path | None = None  # Moodle's grading worksheet, to write back filled
+    scores_only: bool = False  # grade nothing: merge the TA's scores of written answers into the grades CSV
 
     def announce(self) -> list[str]:
         """What is about to happen, in two lines: how many at a time, in which sandbox, under which caps."""
+        if self.scores_only:
+            return [f"grading nothing: merging the written answers' scores into {self.out}"]
         where = "without a sandbox" if self.options.sandbox == "none" else "each in a sandbox"
         return [batch.progress(*batch.plan(self.submissions, self.notebooks, self.jobs), self.jobs) + ", " + where,
                 f"each held to {self.held_to.summary()} ({caps.enforcement()})"]
@@ -67,6 +72,9 @@ class GradeSummary:
     def lines(self) -> list[str]:
         """The summary as the command prints it: the Canvas columns, the totals, and where each file is."""
         lines = []
+        if waiting := written.awaiting(self.rows):
+            lines.append(f"{waiting} written answers await a TA (their scores CSVs below): the gradebook leaves "
+                         "those students' notebooks empty until they are scored")
         if self.columns is not None and self.assignments is not None:
             lines.append("Canvas columns: " + ", ".join(
                 f"{stem} -> {column} ({self.assignments[column] or '?'} points in Canvas)"
@@ -132,14 +140,15 @@ def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, t
             out: Path | None = None, names: Path | None = None, canvas_gradebook: Path | None = None,
             canvas_assignments: Iterable[str] = (), total: bool | None = None, late: LateSettings | None = None,
             students: Iterable[str] = (), reason: str = regrade.REASON,
-            moodle_worksheet: Path | None = None) -> ClassGrading:
+            moodle_worksheet: Path | None = None, scores_only: bool = False) -> ClassGrading:
     """The grading of the class in ``submissions`` with these settings (the command's flags), checked.
 
     :class:`SettingRefused` for a setting that cannot work, ``sandbox.SandboxMissing`` when ``sandboxed`` and
     bubblewrap cannot run here. ``out`` defaults to ``SUBMISSIONS/grades.csv``, ``names`` to the
     ``names.csv`` that ``homework intake`` writes, ``canvas_gradebook`` to the export intake keeps;
     ``late`` is how late work is judged (:func:`_rules`); ``students`` regrades only them (``regrade``);
-    ``moodle_worksheet`` is Moodle's grading worksheet, written back filled beside the grades (``moodle``).
+    ``moodle_worksheet`` is Moodle's grading worksheet, written back filled beside the grades (``moodle``);
+    ``scores_only`` grades nothing, and merges the TA's scores of written answers (``written``) into ``out``.
     """
     if checks is not None:
         _check_private(checks, notebooks)
@@ -152,7 +161,7 @@ def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, t
             moodle.read_worksheet(moodle_worksheet)
         except (UnicodeDecodeError, moodle.WorksheetError) as exc:
             raise SettingRefused(f"--moodle-worksheet {exc}") from None
-    if sandboxed:
+    if sandboxed and not scores_only:
         sandbox.check()
     try:
         held_to = caps.Caps.from_env()  # read again by each grading process: a typo fails here, once
@@ -167,20 +176,36 @@ def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, t
         students = regrade.check(submissions, out, students)
     except ValueError as exc:
         raise SettingRefused(f"--students: {exc}") from None
+    if scores_only and not out.is_file():
+        raise SettingRefused(f"--scores-only: no {out} to merge into: grade the class first")
+    try:  # now, not after an hour of grading
+        written.check(submissions, notebooks, out.parent)
+    except written.ScoresError as exc:
+        raise SettingRefused(str(exc)) from None
     return ClassGrading(submissions, notebooks, options, jobs, out, held_to,
                         names or submissions / intake.NAMES, _canvas(submissions, canvas_gradebook, chosen),
-                        chosen, total, _rules(submissions, late or LateSettings()), students, reason, moodle_worksheet)
+                        chosen, total, _rules(submissions, late or LateSettings()), students, reason, moodle_worksheet,
+                        scores_only)
 
 
 def grade_class(plan: ClassGrading) -> GradeSummary:
     """Grade every submission of ``plan`` into its grades CSV, then write the reports beside the submissions."""
-    if plan.students:
-        rows = regrade.regrade(plan.submissions, plan.out, plan.students, plan.reason,
-                               lambda folder: batch.grade_folder(folder, plan.notebooks, plan.options, plan.jobs))
+    scores = plan.out.parent  # the TA's scores CSVs and pages of answers, beside grades.csv
+
+    def graded(folder: Path) -> list[grading.Row]:  # a regrade's students, with their written answers
+        return written.add_rows(list(batch.grade_folder(folder, plan.notebooks, plan.options, plan.jobs)),
+                                folder, plan.notebooks, scores)
+
+    if plan.scores_only:
+        rows = regrade.read_rows(plan.out)
+    elif plan.students:
+        rows = regrade.regrade(plan.submissions, plan.out, plan.students, plan.reason, graded)
     else:
         rows = batch.write_csv(batch.grade_folder(plan.submissions, plan.notebooks, plan.options, plan.jobs), plan.out)
     if not rows:
         return GradeSummary(rows, plan.out)
+    exported = written.export(rows, plan.submissions, plan.notebooks, scores)
+    rows = regrade.write_rows(written.add_rows(rows, plan.submissions, plan.notebooks, scores), plan.out)
     late = lateness.lateness(plan.submissions, ((r.student, r.notebook) for r in rows), plan.rules)
     if plan.rules.given:
         lateness.annotate(plan.out, late)
@@ -190,9 +215,11 @@ def grade_class(plan: ClassGrading) -> GradeSummary:
         columns = reports.assignment_columns({r.notebook for r in rows if r.exercise}, plan.assignments, plan.chosen)
     paths = reports.write_reports(rows, plan.submissions, people, plan.options.release_hidden, columns, plan.total,
                                   late, plan.students or None)
-    paths["measurements"] = plan.out.with_name(measurements.CSV_NAME)  # beside grades.csv
-    measurements.write(rows, plan.submissions, paths["measurements"], plan.students)
-    paths["measurements page"] = measurements_page.write_page(paths["measurements"])
+    if not plan.scores_only:  # rows read back from the CSV hold no measurements: the last grading's stay
+        paths["measurements"] = plan.out.with_name(measurements.CSV_NAME)  # beside grades.csv
+        measurements.write(rows, plan.submissions, paths["measurements"], plan.students)
+        paths["measurements page"] = measurements_page.write_page(paths["measurements"])
+    paths |= exported
     filled = None
     if plan.moodle_worksheet is not None:
         filled = moodle.fill(rows, plan.moodle_worksheet, plan.out.with_name(moodle.FILLED),

@@ -20,7 +20,9 @@ from typing import Literal, Self, get_args
 from iolab.homework.checks import Outcome
 from iolab.kit.channel import Spec, SpecError
 
-Status = Literal["passed", "partial", "failed", "not run", "missing", "tampered", "error", "not graded"]
+# "awaiting a TA": a written answer no TA has scored yet (``written``): not lost, not counted yet.
+Status = Literal["passed", "partial", "failed", "not run", "missing", "tampered", "error", "not graded", "awaiting a TA"]
+AWAITING: Status = "awaiting a TA"
 STATUSES: tuple[Status, ...] = get_args(Status)
 # bwrap: a bubblewrap sandbox; nobody: another uid where the grader is root in a container (Gradescope);
 # none: the grader's own user, for trusted submissions only.

@@ -6,6 +6,8 @@ What a student must not see is removed the way nbgrader's ``ClearSolutions`` and
 - a solution cell's ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region becomes nbgrader's stub
   (``# YOUR CODE HERE`` / ``raise NotImplementedError()``), indented like the region; a solution cell
   without a region becomes the stub as a whole;
+- a written exercise's answer cell (markdown, the model answer as a whole) becomes nbgrader's text stub,
+  ``YOUR ANSWER HERE``, and stays although it sits in the folded solution, whose rubric goes;
 - ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` lines go; the public asserts stay;
 - the prose between ``{solution-start}`` and ``{solution-end}`` goes, and a code cell inside it that
   is not marked (a notebook not converted yet) is taken for a solution and stubbed;
@@ -26,6 +28,7 @@ from iolab.homework import checks, markup
 from iolab.kit import student
 
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+TEXT_STUB = "YOUR ANSWER HERE"  # nbgrader's ClearSolutions.text_stub
 PREFACE_ID = "student-edition"  # fixed, so that two runs write the same file
 RECORD_COMMENT = "# keeps your run's numbers in this notebook, for your instructor's figures of the class's machines"
 OPEN_QUESTION = ("**Prediction.** What do you expect the next cells to show, and why? "
@@ -72,17 +75,20 @@ def _open_questions(text: list[str], spans: list[tuple[int, int]]) -> list[str]:
 
 def preface(nb: Any) -> Any:
     """The markdown cell that opens a student edition: the student id, the answer cells, the points."""
-    graded = [e for e in markup.exercises(nb) if e.graded]
+    graded = [e for e in markup.exercises(nb) if e.graded or e.written]
     text = ["**Student edition.** Start Jupyter with your student id in its environment (in the course's "
             f"folder: `{student.ENV}=<your id> make lab LAB=<this folder>`): exercises marked *your numbers* "
             "draw their parameters from it, and the grader runs your notebook with the same id. Replace each "
             "`raise NotImplementedError()` with your answer; the cell after it checks its shape, and "
             "the grader also checks its value."]
+    if any(e.written for e in graded):
+        text += ["", f"A *written* exercise asks you to explain in words: replace `{TEXT_STUB}` in its answer cell; "
+                 "a TA scores it by hand."]
     if graded:
         text += ["", "The grader runs the setup cell and the exercises' cells (not the experiments in "
                  "between): an answer may use the setup cell's imports and its own exercise's cells only.",
                  "", "| exercise | points |", "|---|---|"]
-        text += [f"| `{e.label}` ({e.kind}) | {e.points:g} |" for e in graded]
+        text += [f"| `{e.label}` ({'written' if e.written else e.kind}) | {e.points:g} |" for e in graded]
     else:
         text += ["", "This chapter's exercises are not graded yet: run their checks yourself."]
     cell = nbformat.v4.new_markdown_cell("\n".join(text))
@@ -113,7 +119,9 @@ def student_edition(nb: Any) -> Any:
         predictions.setdefault(cell, []).append((first, last))
     cells = []
     for index, cell in enumerate(out.cells):
-        if cell.cell_type == "markdown":
+        if cell.cell_type == "markdown" and markup.role(cell) == markup.ANSWER:
+            cell.source = TEXT_STUB  # the model answer goes whole, as nbgrader's ClearSolutions does
+        elif cell.cell_type == "markdown":
             text = markup.lines(cell)
             folded = {i for region in regions for i in region.lines_in(index, len(text))}
             text = _open_questions(text, predictions.get(index, []))

@@ -5,6 +5,9 @@ question lists. :func:`fixed_choice_keys` finds them in an exercise's solution c
 for each, as a phrase, in what a student reads before the question: the chapter's prose page (the book
 puts it before the notebook) and the student edition's cells above the ``{exercise-start}``. A hit is a
 sentence to move after the question or into the folded solution.
+
+A written exercise's model answer and rubric (``written``: its answer cell and folded solution) are for the
+TA: :func:`written_leaks` finds any of their sentences in the student edition, anywhere in it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 import nbformat
 
-from iolab.homework import editions, markup
+from iolab.homework import editions, markup, written
 
 
 @dataclass(frozen=True)
@@ -95,12 +98,30 @@ def above(student_nb: Any, label: str) -> str:
     return "\n\n".join(text)
 
 
+# A sentence of a rubric this short ("1 point.", "Full marks:") may well be in the question too: not a leak.
+SHORTEST_SENTENCE = 24
+
+
+def written_leaks(nb: Any, student_nb: Any) -> list[Leak]:
+    """Each sentence of a written exercise's model answer or rubric (instructor notebook ``nb``) that its student
+    edition ``student_nb`` holds, in any cell."""
+    text = re.sub(r"\s+", " ", "\n".join(str(cell.source) for cell in student_nb.cells))
+    found = []
+    for question in written.questions(nb, ""):
+        for key in ("model answer", "rubric"):
+            said = question.model if key == "model answer" else question.rubric
+            found += [Leak(question.label, key, "the student edition", s) for s in sentences(said)
+                      if len(s) >= SHORTEST_SENTENCE and s in text]
+    return found
+
+
 def leaks(notebook: Path, prose: Path | None) -> list[Leak]:
-    """Each fixed-choice key of ``notebook``'s graded exercises found in a sentence above its question."""
+    """Each fixed-choice key of ``notebook``'s graded exercises found in a sentence above its question, and each
+    sentence of a written exercise's model answer or rubric found in the student edition."""
     nb = nbformat.read(notebook, as_version=4)
     student_nb = editions.student_edition(nb)
     page = prose.read_text() if prose is not None else ""
-    found = []
+    found = written_leaks(nb, student_nb)
     for exercise in markup.exercises(nb):
         if not exercise.graded:
             continue

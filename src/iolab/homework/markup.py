@@ -9,6 +9,18 @@ One exercise, as the instructor notebook (the one in ``notebooks/``) holds it::
     markdown   ```{solution-end}```
     code       grade, grade_id ex-own-offset-check     public asserts; ### BEGIN HIDDEN TESTS ...
 
+A *written* exercise asks the student to explain in words; a TA scores it by hand. In place of the
+solution and check cells it has nbgrader's "manually graded answer" cell, inside its folded solution::
+
+    markdown   ```{solution-start} ex-why ...``` the rubric, for the TA (folded in the book, not in the edition)
+    markdown   grade, solution, not locked, points, grade_id ex-why-answer    the model answer, the whole cell
+    markdown   ```{solution-end}```
+
+The whole answer cell is the model answer, as nbgrader's ``ClearSolutions`` reads a solution cell
+without ``### BEGIN SOLUTION`` (those lines would be headings in the book): the student edition puts
+nbgrader's text stub, ``YOUR ANSWER HERE``, in its place (``editions``); ``written`` exports the class's
+answers for a TA and merges the scores back.
+
 A *prediction* is the same with a label starting ``pred-``: a question answered in a solution cell
 before the experiment that measures it (its check sits inside the folded solution, since the
 hidden test is the answer). A "Prediction" paragraph outside any exercise is a *bare* prediction:
@@ -35,7 +47,8 @@ SCHEMA_VERSION = 3
 SETUP_ID = "setup"
 PREDICTION_PREFIX = "pred-"
 # grade_id = "<label>-<role>": what each kind of exercise cell is called.
-ROLES = {"given": "locked", "code": "solution", "check": "grade"}
+ROLES = {"given": "locked", "code": "solution", "check": "grade", "answer": "solution"}
+ANSWER = "answer"  # the role of a written exercise's answer cell (markdown, grade and solution)
 
 _FENCE = re.compile(r"^\s*(?P<fence>`{3,}|:{3,})\{(?P<name>(?:exercise|solution)-(?:start|end))\}\s*(?P<arg>.*?)\s*$")
 _OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):\s*(?P<value>.*?)\s*$")
@@ -91,6 +104,7 @@ class Exercise:
     solutions: tuple[int, ...]
     checks: tuple[int, ...]
     points: float
+    answers: tuple[int, ...] = ()  # a written exercise's answer cells (grade_id ``<label>-answer``)
 
     @property
     def kind(self) -> str:
@@ -99,8 +113,13 @@ class Exercise:
 
     @property
     def graded(self) -> bool:
-        """True once the exercise has a check cell that nbgrader's metadata marks as graded."""
+        """True once the exercise has a check cell that nbgrader's metadata marks as graded (graded by the grader)."""
         return bool(self.checks)
+
+    @property
+    def written(self) -> bool:
+        """True for a written exercise: an answer cell a TA scores by hand (``written``)."""
+        return bool(self.answers)
 
 
 def nbgrader(cell: Any) -> dict[str, Any]:
@@ -199,7 +218,7 @@ def exercises(nb: Any) -> list[Exercise]:
         label, role = cell_label(meta.get("grade_id", ""))
         if role:
             by_label.setdefault(label, {}).setdefault(role, []).append(index)
-            if role == "check" and meta.get("grade"):
+            if role in ("check", ANSWER) and meta.get("grade"):
                 points[label] = points.get(label, 0.0) + float(meta.get("points", 0))
     solutions = solution_regions(nb)
     found = []
@@ -211,7 +230,8 @@ def exercises(nb: Any) -> list[Exercise]:
         if label in solutions:
             ends.append(solutions[label].last_cell)
         found.append(Exercise(label, statement.strip(), start.cell, max(ends), tuple(roles.get("given", [])),
-                              tuple(roles.get("code", [])), tuple(roles.get("check", [])), points.get(label, 0.0)))
+                              tuple(roles.get("code", [])), tuple(roles.get("check", [])), points.get(label, 0.0),
+                              tuple(roles.get(ANSWER, []))))
     return found
 
 
@@ -318,10 +338,11 @@ def problems(nb: Any) -> list[str]:
     for gid in ids:
         label, role = cell_label(gid)
         if gid != SETUP_ID and (not role or label not in labels):
-            found.append(f"grade_id {gid!r} is neither 'setup' nor '<exercise label>-given|code|check'")
+            found.append(f"grade_id {gid!r} is neither 'setup' nor '<exercise label>-given|code|check|answer'")
     regions = solution_regions(nb)
     for exercise in found_exercises:
-        if not (exercise.given or exercise.solutions or exercise.checks):
+        found += answer_problems(nb, exercise, regions.get(exercise.label))
+        if exercise.written or not (exercise.given or exercise.solutions or exercise.checks):
             continue  # not converted yet: the student edition treats its folded code as the solution
         if not exercise.checks:
             found.append(f"{exercise.label}: marked up, but no check cell ({exercise.label}-check)")
@@ -333,4 +354,19 @@ def problems(nb: Any) -> list[str]:
     if any(e.graded for e in found_exercises):
         found += [f"cell {cell}: a bare 'Prediction' paragraph (lines {first}-{last}) in a graded notebook"
                   for cell, first, last in bare_predictions(nb)]
+    return found
+
+
+def answer_problems(nb: Any, exercise: Exercise, region: Region | None) -> list[str]:
+    """What keeps a written exercise's answer cells from being nbgrader's "manually graded answer" cells inside
+    its folded solution (where the book folds the model answer and the edition keeps only the stub)."""
+    found = []
+    if exercise.written and (exercise.given or exercise.solutions or exercise.checks):
+        found.append(f"{exercise.label}: both written (an answer cell) and checked: make them two exercises")
+    for index in exercise.answers:
+        meta = nbgrader(nb.cells[index])
+        if nb.cells[index].cell_type != "markdown" or not (meta.get("grade") and meta.get("solution")) or meta.get("locked"):
+            found.append(f"cell {index}: an answer cell must be markdown, grade and solution, not locked")
+        if region is None or not region.covers_cell(index):
+            found.append(f"cell {index}: the answer cell of {exercise.label} is not inside its folded solution")
     return found

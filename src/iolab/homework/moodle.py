@@ -30,6 +30,7 @@ is said, both ways (:class:`Filled`), never dropped.
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,7 +227,8 @@ def fill(rows: Sequence[Row], worksheet: Path, out: Path, keys: Mapping[str, str
         if student is None:
             result.not_graded.append(_who(sheet, row))
         else:
-            row[grade] = f"{float(book.loc[student, 'Total']):.2f}"
+            total = float(book.loc[student, "Total"])  # NaN while a written answer awaits a TA: left empty
+            row[grade] = "" if math.isnan(total) else f"{total:.2f}"
             if comments is not None:
                 row[comments] = _feedback(student, [r for r in graded if r.student == student], late or {})
             result.filled[student] = sheet.cell(row, IDENTIFIER)

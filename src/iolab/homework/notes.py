@@ -19,7 +19,9 @@ import pandas as pd
 from iolab.homework import editions, markup, times
 
 WORDS_PER_MINUTE = 200  # a common figure for careful reading of technical prose
-MINUTES_PER = {"prediction": 5, "exercise": 20}  # thinking, writing and running one; an assumption, stated
+# Thinking, writing and running one (a written answer: running the experiment again and explaining it); an
+# assumption, stated.
+MINUTES_PER = {"prediction": 5, "exercise": 20, "written": 15}
 SCALES = ("quick", "full")
 # MyST roles and directives ({glue:text}`...`, ```{figure}```) are markup, not words a reader reads.
 _MARKUP = re.compile(r"\{[\w:-]+\}`[^`]*`|^\s*(```|:::).*$|^\s*:[\w-]+:.*$", re.MULTILINE)
@@ -46,9 +48,10 @@ def student_words(nb_path: Path) -> int:
 
 
 def exercise_table(nb_paths: list[Path]) -> pd.DataFrame:
-    """One row per graded exercise of the notebooks: notebook, exercise label, kind, points."""
-    rows = [{"notebook": path.name, "exercise": e.label, "kind": e.kind, "points": e.points}
-            for path in nb_paths for e in markup.exercises(nbformat.read(path, as_version=4)) if e.graded]
+    """One row per graded exercise of the notebooks (written ones, which a TA scores, too): notebook, exercise
+    label, kind (``written`` for those), points."""
+    rows = [{"notebook": path.name, "exercise": e.label, "kind": "written" if e.written else e.kind, "points": e.points}
+            for path in nb_paths for e in markup.exercises(nbformat.read(path, as_version=4)) if e.graded or e.written]
     return pd.DataFrame(rows, columns=["notebook", "exercise", "kind", "points"])
 
 

@@ -14,6 +14,10 @@ All three are made from the rows of the grades CSV (``grading.Row``), so they ag
   beside it, ``<notebook>.html``, the same text as a standalone page (:func:`feedback_html`);
   rows about the student's folder rather than a notebook go to ``feedback/<student>/submission.md``;
 - ``pass-rates.csv``: per notebook and exercise, how many students passed, in part or not at all.
+
+A written answer no TA has scored yet (``written``, status ``awaiting a TA``) is not counted as lost:
+the gradebook leaves that student's notebook cell empty (Canvas then leaves the grade as it is), the
+pass rates count it apart, and the feedback says it awaits a TA.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from iolab.homework.contract import AWAITING
 from iolab.homework.grading import Row
 from iolab.homework.intake import CANVAS_EXPORT, POINTS_POSSIBLE
 from iolab.homework.lateness import Late, replace_csv
@@ -108,11 +113,14 @@ def gradebook(rows: Sequence[Row], people: Mapping[str, Mapping[str, str]] | Non
     points = frame.pivot_table(index="student", columns="notebook", values="points", aggfunc="sum", fill_value=0.0)
     possible = frame.groupby(["notebook", "exercise"])["max_points"].max().groupby("notebook").sum()
     points = points.reindex(columns=possible.index, fill_value=0.0)
+    for student, notebook in {(s, n) for s, n, st in zip(frame["student"], frame["notebook"], frame["status"])
+                              if st == AWAITING}:
+        points.loc[student, notebook] = float("nan")  # empty, not 0: a written answer awaits a TA
     stems = [str(c).removesuffix(".ipynb") for c in points.columns]
     points.columns = [(columns or {}).get(stem, stem) for stem in stems]
     top = pd.DataFrame([possible.to_list()], columns=points.columns)
     if total:
-        points["Total"], top["Total"] = points.sum(axis=1), possible.sum()
+        points["Total"], top["Total"] = points.sum(axis=1, min_count=len(points.columns)), possible.sum()
     ids = [str(s) for s in points.index]
     known = people or {}
     who = pd.DataFrame({column: [known.get(s, {}).get(field, "") for s in ids] for column, field in FROM_PEOPLE.items()})
@@ -132,8 +140,10 @@ def pass_rates(rows: Sequence[Row]) -> pd.DataFrame:
     table = grouped.agg(students=("student", "nunique"), max_points=("max_points", "max"),
                         passed_pct=("status", lambda s: 100 * (s == "passed").mean()),
                         partial_pct=("status", lambda s: 100 * (s == "partial").mean()),
-                        mean_points=("points", "mean"))
-    table["zero_pct"] = 100 - table.passed_pct - table.partial_pct
+                        mean_points=("points", "mean"),
+                        awaiting_pct=("status", lambda s: 100 * (s == AWAITING).mean()))
+    table["zero_pct"] = 100 - table.passed_pct - table.partial_pct - table.awaiting_pct
+    table = table[[c for c in table.columns if c != "awaiting_pct"] + ["awaiting_pct"]]
     return table.reset_index().round(1)
 
 
@@ -142,7 +152,9 @@ def feedback_text(student: str, notebook: str, rows: Sequence[Row], release_hidd
     """One student's feedback on one notebook, as Markdown (its reasons quote hidden checks only if the rows do);
     a ``late`` notebook's says how late, and its points before and after the penalty."""
     earned, possible = sum(r.points for r in rows), sum(r.max_points for r in rows)
-    lines = [f"# {notebook}: {earned:g} of {possible:g} points", "", f"Student: `{student}`", ""]
+    waiting = [r for r in rows if r.status == AWAITING]
+    so_far = f" so far ({sum(r.max_points for r in waiting):g} await a TA)" if waiting else ""
+    lines = [f"# {notebook}: {earned:g} of {possible:g} points{so_far}", "", f"Student: `{student}`", ""]
     if late is not None and late.days:
         after = round(earned * (1 - late.penalty / 100), 2)
         lines += [f"**Late:** {late.words()}" + (f" ({after:g} of {possible:g} points after it)" if late.penalty else ""), ""]
@@ -152,10 +164,15 @@ def feedback_text(student: str, notebook: str, rows: Sequence[Row], release_hidd
     lines += ["| exercise | points | result | your numbers |", "|---|---|---|---|"]
     lines += [f"| `{r.exercise or '-'}` | {r.points:g} / {r.max_points:g} | {r.status} | {r.parameters or '-'} |"
               for r in rows]
-    lost = [r for r in rows if r.status != "passed"]
+    lost = [r for r in rows if r.status not in ("passed", AWAITING)]
     if lost:
         lines += ["", "## What to look at", ""]
         lines += [f"- `{r.exercise or notebook}` ({r.status}): {r.reason or 'no reason recorded'}" for r in lost]
+    said = [r for r in rows if r.status == "passed" and r.reason]  # a TA's comment on a written answer
+    if said or waiting:
+        lines += ["", "## Written answers", ""]
+        lines += [f"- `{r.exercise}`: {r.reason}" for r in said]
+        lines += [f"- `{r.exercise}`: awaiting a TA ({r.max_points:g} points, not in the total yet)" for r in waiting]
     if any("hidden check" in r.reason for r in lost) and not release_hidden:
         lines += ["", "A hidden check's own message is withheld: it would state the answer. An answer that fails "
                   "only a hidden check has passed its public checks, which test its form (a type, a unit, a "
