@@ -10,8 +10,8 @@ Each stops after ``count`` reads or ``seconds``, whichever comes first (fio too:
 The reads bypass the page cache (``O_DIRECT``): otherwise a file that fits in memory is read from
 memory after the first pass, and we would measure memcpy, not the device. A file bigger than the
 machine's memory would do too, but it would take minutes to write and gigabytes of disk.
-``O_DIRECT`` asks two things: the buffer's address and the offset aligned (to the device's
-logical block, 512 bytes, or a page to be safe) and a filesystem that really reads the device:
+``O_DIRECT`` asks two things: the buffer's address, its length and the offset aligned (to the
+device's logical block, 512 bytes, or a page to be safe) and a filesystem that really reads the device:
 tmpfs accepts the flag (since Linux 6.6) but still serves from memory, so :func:`direct_io_problem`
 refuses it. The file is written with real bytes: a sparse file's holes are never read from disk.
 """
