@@ -206,3 +206,8 @@ def test_chapter_10s_runs_watched_through_proc_show_the_reference_run_off_linux(
     assert out.count("needs Linux's /proc, for a process's state letter") == 4  # the sleepers, their phases, the readers, the fed pipe
     assert out.count("needs Linux's /proc/sys, for the kernel's settings") == 2  # the machine's limits, the probe
 
+
+def test_chapter_11s_kernel_settings_print_the_note_off_linux(tmp_path) -> None:
+    out = _run_cells_as_on_macos(tmp_path, "11-shootout.ipynb", ["b90333b8"], then="print(limits.value.tolist())\n")
+    assert out.count("needs Linux's /proc/sys, for the kernel's settings") == 1  # the port range, the backlog cap
+    assert out.count("not measured here (needs Linux's /proc/sys)") == 2
