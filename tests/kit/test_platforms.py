@@ -211,3 +211,11 @@ def test_chapter_11s_kernel_settings_print_the_note_off_linux(tmp_path) -> None:
     out = _run_cells_as_on_macos(tmp_path, "11-shootout.ipynb", ["b90333b8"], then="print(limits.value.tolist())\n")
     assert out.count("needs Linux's /proc/sys, for the kernel's settings") == 1  # the port range, the backlog cap
     assert out.count("not measured here (needs Linux's /proc/sys)") == 2
+
+
+def test_chapter_7s_thread_memory_shows_the_reference_run_off_linux(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "07-upstreams.ipynb", ["c0d7720f", "364da4cc", "174071d0"],
+        before="glued = {}\nplots.glue = glued.__setitem__\n",
+        then="assert 'reference run' in fig._suptitle.get_text() and glued['07-thread-virtual-kib'] > 0\n")
+    assert out.count("needs Linux's /proc, for a process's state letter") == 1
