@@ -438,8 +438,9 @@ def test_a_figure_planted_in_a_notebooks_markdown_fails_it_and_one_in_its_code_d
     assert found.startswith(f"{name} cell {len(notebook['cells']) - 1}: '812.5 req/s'"), found
 
 
-# ``plots.glue_optional("KEY", ...)`` or with an f-string key: its {placeholders} match any text.
-OPTIONAL_GLUE = re.compile(r"glue_optional\(\s*f?\"([^\"]+)\"")
+# ``plots.glue_optional("KEY", ...)`` (or ``glue_where_available``: a Linux facility's figure) or with an
+# f-string key: its {placeholders} match any text.
+OPTIONAL_GLUE = re.compile(r"glue_(?:optional|where_available)\(\s*f?\"([^\"]+)\"")
 GLUE_ROLE = re.compile(r"\{glue:text\}`[^`]*?::([\w-]+):([^`]*)`")
 
 

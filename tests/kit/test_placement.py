@@ -56,3 +56,10 @@ def test_on_cpus_none_changes_nothing() -> None:
     before = os.sched_getaffinity(0)
     with placement.on_cpus(None):
         assert os.sched_getaffinity(0) == before
+
+
+def test_on_cpus_none_asks_nothing_of_a_kernel_without_affinity(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("sched_getaffinity", "sched_setaffinity"):  # as on macOS, which has neither
+        monkeypatch.delattr(os, name)
+    with placement.on_cpus(placement.halves()):
+        pass

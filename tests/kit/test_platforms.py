@@ -190,3 +190,32 @@ def test_chapter_5s_runs_measure_no_memory_off_linux_and_its_cells_say_so(tmp_pa
              "assert sorted(words) == sorted(['05-threads-kb-per-connection', '05-scratch-kb-per-connection',\n"
              "    '05-threads-default-stack', '05-threads-small-stack'] + [f'05-{m}-rss-mb' for m in versions]), words\n")
     assert out.count("needs Linux's /proc, for a process's state letter") == 1  # the thread count
+
+
+def test_chapter_10s_runs_watched_through_proc_show_the_reference_run_off_linux(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "10-c10k.ipynb", ["2ffa79ab", "5561f11c", "22f4f67b", "edb4ac2d", "2170f222", "cell-10-sleepers-claims",
+                                    "615da3aa", "8f5f68d2", "6132b2f5", "9ad99686", "f033288f", "6caa7ec0", "fc80a6a1",
+                                    "b15d2ea3", "86598d5d", "06cc42a5", "d0078477", "66f97887", "bc9198f4", "b8a363a3"],
+        before="glued = {}\nplots.glue = glued.__setitem__\n",
+        then="assert {r.status for r in runs} == {'skipped'} and [here for _, here in chapter.decided.values()] == [None] * 3\n"
+             "assert count == 100_000 and glued['10-asyncio-rss'] > 0 and 'reference run' in fig._suptitle.get_text()\n"
+             "words = sorted(k for k, v in glued.items() if str(v).startswith('not measured here (needs'))\n"
+             "assert words == sorted(['10-maps-per-thread', '10-thread-rss-kb', '10-max-map-count', '10-pid-max',\n"
+             "    '10-predicted-threads', '10-probe-threads', '10-node-fed-run']), words\n")
+    assert out.count("needs Linux's /proc, for a process's state letter") == 4  # the sleepers, their phases, the readers, the fed pipe
+    assert out.count("needs Linux's /proc/sys, for the kernel's settings") == 2  # the machine's limits, the probe
+
+
+def test_chapter_11s_kernel_settings_print_the_note_off_linux(tmp_path) -> None:
+    out = _run_cells_as_on_macos(tmp_path, "11-shootout.ipynb", ["b90333b8"], then="print(limits.value.tolist())\n")
+    assert out.count("needs Linux's /proc/sys, for the kernel's settings") == 1  # the port range, the backlog cap
+    assert out.count("not measured here (needs Linux's /proc/sys)") == 2
+
+
+def test_chapter_7s_thread_memory_shows_the_reference_run_off_linux(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "07-upstreams.ipynb", ["c0d7720f", "364da4cc", "174071d0"],
+        before="glued = {}\nplots.glue = glued.__setitem__\n",
+        then="assert 'reference run' in fig._suptitle.get_text() and glued['07-thread-virtual-kib'] > 0\n")
+    assert out.count("needs Linux's /proc, for a process's state letter") == 1

@@ -42,9 +42,11 @@ def halves() -> Halves | None:
 @contextlib.contextmanager
 def on_cpus(cpus: frozenset[int] | None) -> Iterator[None]:
     """Run this process, and every process it starts meanwhile, on ``cpus`` (None: where it was)."""
+    if cpus is None:  # nothing to pin, and nothing asked of the kernel: macOS has no affinity to ask
+        yield
+        return
     before = os.sched_getaffinity(0)
-    if cpus is not None:
-        os.sched_setaffinity(0, cpus)
+    os.sched_setaffinity(0, cpus)
     try:
         yield
     finally:

@@ -64,6 +64,8 @@ FACILITIES: dict[str, Facility] = {
     "fadvise": Facility("posix_fadvise (Linux)", "evicting a file from the page cache", lambda: _has("os", "posix_fadvise")),
     "subreaper": Facility("Linux's child subreaper (prctl)", "adopting orphans, so that the guard finds what a run left",
                           lambda: True),
+    "pdeathsig": Facility("Linux's parent-death signal (prctl)", "a database server that stops when the notebook's kernel "
+                          "is killed", lambda: True),
     "fork": Facility("fork()", "a copy of the running process", lambda: _has("os", "fork"),
                      frozenset({"linux", "darwin"})),
 }

@@ -176,11 +176,20 @@ def glue_optional(name: str, value: Any, template: str, tool: str) -> None:
     glue(name, optional_text(value, template, tool))
 
 
-def glue_where_available(name: str, value: Any, template: str, facility: str) -> None:
-    """Glue ``template`` filled with ``value``, or, where ``value`` is None, why ``facility`` could not measure it.
+def text_where_available(value: Any, template: str, facility: str) -> str:
+    """``template`` filled with ``value``, or, where ``value`` is None, why ``facility`` could not measure it.
 
-    For figures only a Linux facility can measure (:mod:`iolab.kit.platforms`: epoll, ``/proc``...);
-    the prose pastes it as it is (``:s``), so that a skipped figure reads as a sentence on macOS.
+    For figures only a Linux facility can measure (:mod:`iolab.kit.platforms`: epoll, ``/proc``...), as
+    :func:`optional_text` is for those only an optional tool can.
     """
-    words = f"not measured here (needs {platforms.FACILITIES[facility].needs})"
-    glue(name, words if value is None else template.format(value))
+    if value is None:
+        return f"not measured here (needs {platforms.FACILITIES[facility].needs})"
+    return template.format(**value) if isinstance(value, dict) else template.format(value)
+
+
+def glue_where_available(name: str, value: Any, template: str, facility: str) -> None:
+    """Glue :func:`text_where_available` under ``name``.
+
+    The prose pastes it as it is (``:s``), so that a skipped figure reads as a sentence on macOS.
+    """
+    glue(name, text_where_available(value, template, facility))

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from iolab.kit import platforms
 from iolab.kit.machine import DescriptorLimit
 from iolab.topics.c10k import RUNTIMES, blocked_reads, machine_limits, run, run_each, tables, threads
 
@@ -46,6 +47,16 @@ def test_a_runtime_whose_tool_is_missing_is_skipped_with_a_note(monkeypatch, tmp
     assert list(summary.status) == ["skipped", "completed"]
     assert set(samples.runtime) == {"asyncio"}
     assert [r.runtime for r in runs] == ["node", "asyncio"] and runs[1].marks  # the runs themselves, marks and all
+
+
+def test_off_linux_every_run_is_skipped_with_the_note_as_there_is_no_proc_to_watch_it(monkeypatch):
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+    runs = run_each(["threads", "asyncio"], 50, 0.1)
+    summary, samples = tables(runs)
+    assert list(summary.status) == ["skipped", "skipped"] and samples.empty
+    assert all(r.error == platforms.missing("procfs") for r in runs), runs[0].error
+    blocked = blocked_reads([10], (("threads", "pipe"),))
+    assert list(blocked.status) == ["skipped"] and blocked.error[0].startswith("needs Linux's /proc")
 
 
 def test_threads_cost_a_thread_per_blocked_reader_and_event_loops_none():

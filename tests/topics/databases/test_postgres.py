@@ -6,6 +6,7 @@ import glob
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -196,3 +197,14 @@ def test_a_folder_below_a_private_one_is_not_reachable_by_the_server_user(tmp_pa
         assert not _reachable_by_others(private / "venv")  # as in a `mktemp -d` clone: initdb could not be run
     finally:
         private.chmod(0o755)
+
+
+@pytest.mark.parametrize("system, signal_asked", [("linux", signal.SIGINT), ("darwin", 0)])
+def test_the_launcher_ties_a_server_to_its_parent_on_linux_only(monkeypatch, system, signal_asked):
+    from iolab.kit import platforms
+    from iolab.topics.databases.postgres_install import launcher
+
+    monkeypatch.setenv(platforms.FAKE_ENV, system)  # darwin: the path macOS takes, without prctl
+    asked = "import ctypes; s = ctypes.c_int(); ctypes.CDLL(None).prctl(2, ctypes.byref(s)); print(s.value)"  # PR_GET_PDEATHSIG
+    with procs.open_process([*launcher(-1, -1), sys.executable, "-c", asked]) as child:
+        assert child.wait_for_line(r"^\d+$", timeout=10).string == str(int(signal_asked))

@@ -15,13 +15,13 @@ import time
 
 import pytest
 
-from iolab.kit import procfs, procs
+from iolab.kit import platforms, procfs, procs
 from iolab.load import LoadSpec, run_load
 from iolab.topics.upstreams import RunSpec, open_upstreams, run_service, run_upstreams
 from iolab.topics.upstreams.endpoints import UpstreamsSpec
 from iolab.topics.upstreams.experiments import law_rate, probe
 from iolab.topics.upstreams.run import open_parked_service
-from iolab.topics.upstreams.service import ServiceSpec
+from iolab.topics.upstreams.service import Monitor, ServiceSpec
 from iolab.topics.upstreams.sync import BlockingCaller
 
 pytestmark = pytest.mark.timeout(120)
@@ -204,3 +204,13 @@ def test_the_run_stops_at_its_time_limit():
     # minutes (the default limit) the hung calls would otherwise hold it.
     assert 2 - 1e-6 <= result.seconds < 4
     assert result.unfinished > 0
+
+
+def test_off_linux_the_service_samples_its_memory_and_descriptors_through_psutil(monkeypatch) -> None:
+    rss_kb, descriptors = Monitor(time.perf_counter()).memory_and_descriptors()  # from /proc
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+    monitor = Monitor(time.perf_counter())
+    monitor.poll(monitor.next_sample, 0)
+    [(_, rss_kb_there, descriptors_there)] = monitor.samples
+    assert monitor.elsewhere is not None and abs(rss_kb_there - rss_kb) < 0.1 * rss_kb
+    assert abs(descriptors_there - descriptors) <= 2  # listing /proc/self/fd opens one more

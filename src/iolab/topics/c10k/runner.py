@@ -2,7 +2,8 @@
 
 :func:`run` starts the runtime's program through the ``launch`` launcher (first in line for the OOM
 killer, no core dump), watches it through ``/proc`` (``sampler``), and ends it if it passes a memory
-ceiling or a time limit. Whatever happens to the program (it finishes, it cannot start one more
+ceiling or a time limit. Without ``/proc`` (macOS) there is nothing to watch it through: the run is
+skipped with the kit's note, as it is without the runtime's tool. Whatever happens to the program (it finishes, it cannot start one more
 thread, it crashes, it is killed) the result is a :class:`ProgramRun` whose ``error`` names the limit met,
 or None. :func:`shootout` runs several runtimes one after the other and returns tidy tables.
 """
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from iolab.kit import platforms
 from iolab.kit.machine import reserve_descriptors
 from iolab.kit.procs import ManagedProcess, ProcessFailed, ProcessTimeout, open_process
 from iolab.topics.c10k import launch, limits, phases, protocol, sampler
@@ -251,14 +253,14 @@ def _judge(report: protocol.Report, exit_code: int | None, stopped_for: str | No
 
 
 def _unrunnable(runtime: str, count: int, seconds: float, mode: str, gc: bool) -> str | None:
-    """Why ``runtime`` cannot run here (its tool is missing), or None; ``ValueError`` for a request that
-    makes no sense anywhere (an unknown runtime or mode, a negative count)."""
+    """Why ``runtime`` cannot run here (no ``/proc`` to watch it through, or its tool is missing), or None;
+    ``ValueError`` for a request that makes no sense anywhere (an unknown runtime or mode, a negative count)."""
     if runtime not in RUNTIMES:
         raise ValueError(f"unknown runtime {runtime!r}; the runtimes are: {', '.join(RUNTIMES)}")
     RUNTIMES[runtime].check(mode, gc)
     if count < 0 or seconds < 0:
         raise ValueError("count and seconds must not be negative")
-    return RUNTIMES[runtime].missing()
+    return platforms.missing("procfs") or RUNTIMES[runtime].missing()
 
 
 def run(
@@ -331,11 +333,12 @@ def run_each(
 
 
 def tables(runs: list[ProgramRun]) -> tuple["pd.DataFrame", "pd.DataFrame"]:
-    """(one summary row per run, every sample with its runtime)."""
+    """(one summary row per run, every sample with its runtime; no rows where every run was skipped)."""
     import pandas as pd
 
     summary = pd.DataFrame([r.summary() for r in runs])
-    samples = pd.concat([r.samples_frame() for r in runs if r.samples], ignore_index=True)
+    watched = [r.samples_frame() for r in runs if r.samples]
+    samples = pd.concat(watched, ignore_index=True) if watched else pd.DataFrame(columns=["runtime", "mode", "count"])
     return summary, samples
 
 

@@ -12,7 +12,8 @@ Leaving the block (normally, on an error, on KeyboardInterrupt) asks the postmas
 shutdown* (SIGINT: close client connections, write a last checkpoint, exit), waits for it and its
 backends, falls back to killing them, and deletes the data directory. If this process dies without
 leaving the block (a kernel killed with SIGKILL), the postmaster gets SIGINT from the kernel
-(``PR_SET_PDEATHSIG``) and shuts down by itself.
+(``PR_SET_PDEATHSIG``) and shuts down by itself; off Linux it has no such signal and keeps running
+(``iolab.kit.platforms``: "pdeathsig").
 
 Where the programs come from, and how they run as another user when this process is root, is
 :mod:`iolab.topics.databases.postgres_install`; this module is the server's lifecycle.

