@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 
 from iolab.homework.lateness import open_replacement
 from iolab.homework.measurements import read
+from iolab.homework.reports import standalone_html
 from iolab.kit import plots
 
 PAGE_NAME = "class-measurements.html"
@@ -93,8 +94,7 @@ def _said(text: object) -> str:
 
 def page(frame: pd.DataFrame) -> str:
     """The page for the class's measurements ``frame`` (``measurements.read``): a figure per notebook, exercise and name."""
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>The class's measurements</title>"
-             f"<style>{STYLE}</style></head><body><h1>The class's measurements</h1>"]
+    parts = ["<h1>The class's measurements</h1>"]
     parts.append("<p>Each figure is one measured name of one exercise: a point per student (no student is named), "
                  "the box their middle half, the dashed line the reference run. The grader measured each value "
                  "when it ran the submission, on the machine each caption names; a second row, where there is one, "
@@ -119,8 +119,7 @@ def page(frame: pd.DataFrame) -> str:
             caption += "; no reference run for this name"
         parts.append(f"<figure><img alt='{_said(caption)}' src='data:image/png;base64,{_png(fig)}'>"
                      f"<figcaption>{_said(caption)}</figcaption></figure>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    return standalone_html("The class's measurements", "\n".join(parts) + "\n", STYLE)
 
 
 def write_page(csv_path: Path, out: Path | None = None) -> Path:

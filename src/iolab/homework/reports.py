@@ -216,13 +216,19 @@ FEEDBACK_STYLE = ("body{font-family:sans-serif;max-width:50em;margin:2em auto;co
 
 
 def feedback_html(markdown: str, title: str) -> str:
-    """The feedback ``markdown`` as a standalone HTML page, to upload where Markdown is not shown.
+    """The feedback ``markdown`` as a standalone HTML page, to upload where Markdown is not shown."""
+    return standalone_html(title, markdown_html(markdown))
 
-    markdown-it's ``js-default`` preset: tables on, and any HTML in the text (a reason quotes the student's
-    own error messages) shown as text, never run; a ``javascript:`` link is not made a link.
-    """
-    from markdown_it import MarkdownIt  # jupyter-book's parser, in the lock: only the feedback needs it
 
-    body = MarkdownIt("js-default").render(markdown)
+def markdown_html(markdown: str) -> str:
+    """``markdown`` as HTML, markdown-it's ``js-default`` preset: tables on, and any HTML in the text (a reason
+    quotes the student's own error messages) shown as text, never run; a ``javascript:`` link is not made a link."""
+    from markdown_it import MarkdownIt  # jupyter-book's parser, in the lock: only the grader's pages need it
+
+    return str(MarkdownIt("js-default").render(markdown))
+
+
+def standalone_html(title: str, body: str, style: str = FEEDBACK_STYLE) -> str:
+    """``body`` (HTML) as a page of its own: ``title`` escaped, ``style`` inline, nothing fetched."""
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{FEEDBACK_STYLE}</style></head><body>\n{body}</body></html>\n")
+            f"<style>{style}</style></head><body>\n{body}</body></html>\n")

@@ -8,7 +8,7 @@ writes, beside the grades CSV, for each notebook and written exercise:
   rubric (the exercise's folded solution), the points possible, and every student's answer as text,
   escaped and cut at :data:`MAX_ANSWER` characters, read from the handed-in notebook as data
   (``batch.read_notebook``, as ``untrusted`` reads it). The instructor's text is Markdown rendered as the
-  feedback pages render it (``reports.feedback_html``); a student's answer is never rendered, only escaped
+  feedback pages render it (``reports.markdown_html``); a student's answer is never rendered, only escaped
   (``<script>`` reads as text);
 - ``<notebook>-<label>-scores.csv``: ``student, points, max_points, comment``, a row per student who wrote
   an answer, for the TA to fill. Grading again, or regrading a few students, adds the students who are
@@ -38,7 +38,7 @@ from iolab.homework import batch, editions, markup, untrusted
 from iolab.homework.contract import AWAITING, Status
 from iolab.homework.grading import Row
 from iolab.homework.lateness import open_replacement
-from iolab.homework.reports import FEEDBACK_STYLE
+from iolab.homework.reports import FEEDBACK_STYLE, markdown_html, standalone_html
 
 SCORES_COLUMNS = ["student", "points", "max_points", "comment"]
 MAX_ANSWER = 20_000  # characters of one answer the TA's page shows: a paragraph or two is asked for
@@ -299,23 +299,16 @@ def export(rows: Sequence[Row], submissions: Path, notebooks: Path, folder: Path
 STYLE = FEEDBACK_STYLE + ".answer{white-space:pre-wrap;font-family:serif}td{vertical-align:top}"
 
 
-def _markdown(text: str) -> str:
-    from markdown_it import MarkdownIt  # jupyter-book's parser, in the lock, as the feedback pages use it
-
-    return str(MarkdownIt("js-default").render(text))
-
-
 def page(question: Question, answers: Mapping[str, Answer], scores: Mapping[str, Score], scores_file: str) -> str:
     """The TA's page of one written exercise, as standalone HTML: a row per student who wrote an answer, a line for those who did not."""
     title = f"{question.notebook}: {question.label} (written, {question.points:g} points)"
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-             f"<style>{STYLE}</style></head><body>", f"<h1>{html.escape(title)}</h1>",
+    parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p>Fill the points (0 to {question.points:g}) and a comment for each student in "
              f"<code>{html.escape(scores_file)}</code>, beside this page; then grade again "
              "(<code>make grade ... SCORES_ONLY=1</code> merges the scores without running any notebook).</p>",
-             "<h2>The question</h2>", _markdown(question.statement),
-             "<h2>Model answer</h2>", _markdown(question.model),
-             "<h2>Rubric</h2>", _markdown(question.rubric or "(the instructor notebook's folded solution is empty)"),
+             "<h2>The question</h2>", markdown_html(question.statement),
+             "<h2>Model answer</h2>", markdown_html(question.model),
+             "<h2>Rubric</h2>", markdown_html(question.rubric or "(the instructor notebook's folded solution is empty)"),
              "<h2>Answers</h2>",
              "<table><tr><th>student</th><th>answer</th><th>points</th><th>comment</th></tr>"]
     for student, answer in sorted(answers.items()):
@@ -332,7 +325,7 @@ def page(question: Question, answers: Mapping[str, Answer], scores: Mapping[str,
         parts.append("<h2>No answer to score</h2><ul>")
         parts += [f"<li>{html.escape(s)}: {html.escape(a.reason)}</li>" for s, a in others]
         parts.append("</ul>")
-    return "\n".join(parts) + "\n</body></html>\n"
+    return standalone_html(title, "\n".join(parts) + "\n", STYLE)
 
 
 def awaiting(rows: Iterable[Row]) -> int:
