@@ -226,10 +226,14 @@ def test_feedback_files_and_the_gradebook_are_written_without_the_hidden_message
     assert float(next(r for r in gradebook if r[0] == "blank")[-1]) == 0
     page = (subs / f"02-blocking-{WRITTEN}-answers.html").read_text()
     assert "<td>honest</td>" in page and "<td>blank</td>" not in page and "blank: " + written.NOT_ANSWERED in page
-    # A hidden assert's message states the answer: it appears in no reason and no feedback file.
+    # A hidden assert's message states the answer: it appears in no reason, no feedback file and not in the
+    # gradebook, only in grades.csv's withheld column, for the instructor.
     hidden_message = "the reader sleeps in the kernel; the loop always runs"
-    texts = [(subs / "grades.csv").read_text()] + [p.read_text() for p in (subs / "feedback").rglob("*.md")]
+    texts = [(subs / "gradebook.csv").read_text()] + [p.read_text() for p in (subs / "feedback").rglob("*.*")]
     assert not any(hidden_message in text for text in texts)
+    assert not any(hidden_message in r["reason"] for r in rows["partly-wrong"])
+    states = next(r for r in rows["partly-wrong"] if r["exercise"] == "pred-states")
+    assert hidden_message in states["withheld"], states
 
 
 def test_answers_that_are_not_data_are_tampered_with_the_reason_never_the_graders_error(graded):
@@ -307,6 +311,7 @@ def test_every_notebooks_solutions_score_full_every_time_beside_a_cpu_burner(tmp
         most = sum(float(r["max_points"]) for r in rows if (r["student"], r["notebook"]) == (student, notebook))
         assert most == points[notebook] > 0, f"{student} {notebook}: rows worth {most}, the notebook's exercises {points[notebook]}"
     # A written answer awaits a TA: not scored, and not lost (the model answer was handed in).
-    lost = [f'{r["student"]} {r["notebook"]} {r["exercise"]}: {r["points"]} of {r["max_points"]} ({r["reason"]})'
+    lost = [f'{r["student"]} {r["notebook"]} {r["exercise"]}: {r["points"]} of {r["max_points"]} ({r["reason"]}'
+            f'{"; withheld: " + r["withheld"] if r["withheld"] else ""})'
             for r in rows if float(r["points"]) < float(r["max_points"]) and r["status"] != AWAITING]
     assert not lost, f"{len(lost)} of {len(rows)} honest checks lost points:\n" + "\n".join(lost)

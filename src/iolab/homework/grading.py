@@ -77,6 +77,9 @@ class Row:
     seconds: float
     parameters: str = ""  # the exercise's parameters as the grader drew them: "pipe_bytes=262144"
     note: str = ""  # about the whole notebook: it ran under another student id than it was graded with
+    # The failed hidden checks' own messages, for the instructor's grades.csv only: feedback and Gradescope
+    # never print this column, since a hidden message states the answer.
+    withheld: str = ""
     # What the submission's run measured (``checker.measured_values``): the class's measurements, not grades.csv
     measured: dict[str, float] = field(default_factory=dict, compare=False)
 
@@ -185,6 +188,11 @@ def _before_failure(nb: Any, block: range, run: Execution) -> str | None:
     return f"cell {index} raised {error}"
 
 
+def _withheld(verdict: CheckVerdict) -> str:
+    """The failed hidden asserts' own messages: what an instructor reads to tell a wrong answer from a bound."""
+    return "; ".join(o.message or "(no message)" for o in verdict.outcomes if o.hidden and not o.passed)
+
+
 def _explain(verdict: CheckVerdict, release_hidden: bool) -> str:
     """A check's result in the student's terms; hidden asserts' own messages only with ``release_hidden``."""
     why = []
@@ -220,7 +228,7 @@ def _exercise_row(nb: Any, block: range, run: Execution, job: ExerciseJob, verdi
     setup_error = verdict.setup_error or mine.given_error
     if setup_error:
         return replace(base, status="error", reason=f"the instructor's setup or given cell raised {setup_error} in the checker")
-    earned, reasons, statuses = 0.0, [], []
+    earned, reasons, statuses, withheld = 0.0, [], [], []
     for check in job.checks:
         result = mine.checks[check.grade_id]
         if result.error:  # the checker refused the answers file as a whole: "tampered answers: why"
@@ -230,11 +238,13 @@ def _exercise_row(nb: Any, block: range, run: Execution, job: ExerciseJob, verdi
         statuses.append(status)
         if status != "passed":
             reasons.append(_explain(result, release_hidden))
+            withheld.append(_withheld(result))
     if all(s == "passed" for s in statuses):
         return replace(base, points=round(earned, 2), status="passed")
     own = _before_failure(nb, block, run)
     reason = "; ".join(r for r in [own, *reasons] if r)
-    return replace(base, points=round(earned, 2), status="partial" if earned > 0 else "failed", reason=reason)
+    return replace(base, points=round(earned, 2), status="partial" if earned > 0 else "failed", reason=reason,
+                   withheld="; ".join(w for w in withheld if w))
 
 
 def _run_submission(nb: Any, source: Any, blocks: dict[str, range], jobs: dict[str, ExerciseJob],
