@@ -17,8 +17,10 @@ is ``[sortable name downcased, "LATE" when late, user id]`` joined by ``_`` with
 removed, then ``_<attachment id>_<display name>``; for an assignment graded anonymously that commit
 writes no name (``[LATE_]<user id>_...``). Later Canvas writes ``anon_<anonymous id>`` in place of name
 and user id, with ``LATE_`` before it; that shape is the one the instructor's review recorded from
-current canvas-lms (../shared/reviews/instructor-workflow-2026-11.md, section 2 and finding 4): no
-stored snapshot of that later file could be read here, so both shapes are tested.
+current canvas-lms (../shared/reviews/instructor-workflow-2026-11.md, section 2 and finding 4), and the
+one current Canvas reads back when feedback is re-uploaded (``app/models/abstract_assignment.rb``,
+``infer_comment_context_from_filename``, commit 028f76bb2b8c2a7769c717674304c54283fb5de2: a name whose
+first part, ``LATE`` aside, is ``anon`` is ``anon_<anonymous id>_<attachment id>``). Both shapes are tested.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def test_a_member_inflating_past_the_cap_is_refused_in_little_memory_and_the_res
     assert peak < 64 * MIB, f"intake held {peak / MIB:.0f} MiB for a member of 300 MiB"
     assert seconds < 20
     assert done.refused == [("lovelaceada_12345_1_02-blocking.ipynb", f"inflates past 20 MiB ({MAX_MIB_ENV})")]
-    assert _files(out) == {"grace/02-blocking.ipynb", "names.csv"}  # no partial file left
+    assert _files(out) == {"grace/02-blocking.ipynb", "names.csv", "canvas-uploads.csv"}  # no partial file left
     assert done.placed == {"grace": [out / "grace" / "02-blocking.ipynb"]}
 
 
@@ -120,7 +120,7 @@ def test_a_member_that_inflates_too_many_times_its_size_is_refused(tmp_path):
     done = intake(archive, _roster(tmp_path), tmp_path / "out", NOTEBOOKS)
     assert done.refused == [("lovelaceada_12345_1_02-blocking.ipynb",
                              f"inflates more than 100 times its size in the zip ({MAX_RATIO_ENV})")]
-    assert _files(tmp_path / "out") == {"grace/02-blocking.ipynb", "names.csv"}
+    assert _files(tmp_path / "out") == {"grace/02-blocking.ipynb", "names.csv", "canvas-uploads.csv"}
 
 
 def test_the_caps_come_from_the_environment_and_a_bad_value_names_its_variable(monkeypatch):
@@ -155,7 +155,7 @@ def test_a_member_that_is_not_a_regular_file_is_refused(tmp_path, kind, why):
     done = intake(archive, _roster(tmp_path), out, NOTEBOOKS)
     assert done.refused == [("lovelaceada_12345_1_02-blocking.ipynb", why)]
     assert not any(p.is_symlink() for p in out.rglob("*"))
-    assert _files(out) == {"grace/02-blocking.ipynb", "names.csv"}
+    assert _files(out) == {"grace/02-blocking.ipynb", "names.csv", "canvas-uploads.csv"}
 
 
 def test_bzip2_members_and_overlapping_members_are_refused(tmp_path):

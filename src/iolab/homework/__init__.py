@@ -24,7 +24,8 @@ late mark); ``regrade`` regrades a few students into the class's files and keeps
 and merges the filled scores back;
 ``measurements`` keeps what each submission's run measured (``class-measurements.csv``) and
 ``measurements_page`` draws it, a figure per measured name beside the reference run, naming no student;
-``intake`` unpacks an LMS's download; ``moodle`` fills Moodle's grading worksheet from the grades; ``gradescope`` packages the grader
+``intake`` unpacks an LMS's download; ``canvas_feedback`` zips the feedback pages under the names Canvas's
+re-upload reads back; ``moodle`` fills Moodle's grading worksheet from the grades; ``gradescope`` packages the grader
 in Gradescope's format; ``notes`` and ``times`` feed the book's instructor notes. ``leaks`` finds a graded answer a student could read before its
 question; ``private`` reads an instructor's own checks and course secret, kept outside the
 repository. Per-student parameters come from ``iolab.kit.student``.

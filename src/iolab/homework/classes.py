@@ -20,8 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from iolab.homework import (batch, caps, grading, intake, lateness, measurements, measurements_page, moodle, private,
-                            regrade, reports, sandbox, written)
+from iolab.homework import (batch, canvas_feedback, caps, grading, intake, lateness, measurements, measurements_page,
+                            moodle, private, regrade, reports, sandbox, written)
 
 
 class SettingRefused(ValueError):
@@ -225,5 +225,7 @@ def grade_class(plan: ClassGrading) -> GradeSummary:
         filled = moodle.fill(rows, plan.moodle_worksheet, plan.out.with_name(moodle.FILLED),
                              moodle.read_keys(plan.submissions), people, late)
         paths["moodle worksheet"] = filled.path
+    if canvas_feedback.bundle(plan.submissions):
+        paths["canvas feedback"] = plan.submissions / canvas_feedback.FEEDBACK / canvas_feedback.FOLDER
     table = pd.DataFrame(rows).groupby(["student", "notebook"])[["points", "max_points", "seconds"]].sum()
     return GradeSummary(rows, plan.out, columns, plan.assignments, paths, table, filled)

@@ -1,10 +1,10 @@
 """From an LMS's download to the grader's folders: ``SUBMISSIONS/<student id>/<notebook>.ipynb``.
 
-An LMS hands the instructor one zip of every submission, each file renamed after its submitter.
-Canvas names a file ``<name>[_LATE]_<user id>_<attachment id>_<original name>`` and adds ``-1``,
-``-2`` to a name it has seen; with anonymous grading, ``[LATE_]anon_<anonymous id>_<attachment
-id>_<original name>`` (and, in older Canvas, no name at all: ``[LATE_]<user id>_...``). Moodle puts each
-submitter's files in a folder ``<Full Name>_<participant id>_assignsubmission_file_`` (or that before each name).
+An LMS hands the instructor one zip of every submission, each file renamed after its submitter. Canvas
+names a file ``<name>[_LATE]_<user id>_<attachment id>_<original name>`` and adds ``-1``, ``-2`` to a name it has
+seen; with anonymous grading, ``[LATE_]anon_<anonymous id>_<attachment id>_<original name>`` (and, in older
+Canvas, no name at all: ``[LATE_]<user id>_...``). Moodle puts each submitter's files in a folder
+``<Full Name>_<participant id>_assignsubmission_file_`` (or that before each name).
 
 The roster maps what the LMS wrote to the course's student id (the id students work with, which
 seeds their parameters). It is either the course's own CSV, columns ``id``, ``key`` (the LMS's user
@@ -18,17 +18,16 @@ which names the columns it has and those it lacks.
 
 A student's single notebook under a name that is not the course's (``hw2 final.ipynb``) is placed as the assignment's
 notebook (:func:`graded_as`, as the Gradescope grader does): ``assignment``, else the one course notebook the others name.
-Lateness is kept (``lateness.record``): Canvas's ``LATE`` marks in ``lateness.csv``, each file's time in the zip as its own.
+Kept for later: Canvas's ``LATE`` marks and each file's time in the zip (``lateness.record``), Canvas's names of the
+graded notebooks, which feedback is sent back under (``canvas_feedback.record``).
 
 Nothing is dropped silently, and nothing in the zip is trusted:
 
-- A file whose submitter cannot be found in the roster goes to ``SUBMISSIONS/.unmatched/``, which
-  the grader skips, and :func:`intake` reports it.
+- A file whose submitter is not in the roster goes to ``SUBMISSIONS/.unmatched/``, which the grader skips; intake reports it.
 - Several uploads by one student for one notebook: the newest is graded (the highest Canvas
   submission id, else the latest date in the zip, else the later in the archive); the others are
   kept in ``SUBMISSIONS/.earlier/<student id>/<submission id or place in the zip>-<notebook>``.
-  When the newest is refused, nothing is graded for that notebook: an earlier upload is not
-  quietly graded in its place.
+  When the newest is refused, nothing is graded for that notebook: no earlier upload is graded in its place.
 - Each member is inflated to disk 64 KiB at a time, counting what it inflates to (the size a
   header claims is never believed), and refused, its partial file deleted, when it passes either
   cap: ``MAX_MIB`` (20 MiB, ``IOLAB_INTAKE_MAX_MIB``; a notebook with outputs is a few MB) or,
@@ -50,7 +49,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from iolab.homework import lateness
+from iolab.homework import canvas_feedback, lateness
 
 # content_zipper.rb's get_filename: [sortable name, "LATE" if late, user id] joined by "_", then
 # "_<attachment id>_<display name>"; an anonymous assignment's "anon_<anonymous id>" in place of name and id.
@@ -282,9 +281,8 @@ def _extract(zf: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, caps: I
 
 def _overlapping(members: list[zipfile.ZipInfo]) -> set[int]:
     """The positions in ``members`` of those whose bytes in the zip overlap another's (an overlap zip bomb)."""
-    # 30 bytes of local header is the least a member takes before its data: a member that starts
-    # before that much past the previous one's start plus its compressed size shares its bytes.
-    # Python checks this itself only from 3.11.8 (CVE-2024-0450).
+    # 30 bytes of local header is the least a member takes before its data: a member that starts before that much
+    # past the previous one's start plus its compressed size shares its bytes. Python checks it from 3.11.8 (CVE-2024-0450).
     spans = sorted((m.header_offset, m.header_offset + 30 + m.compress_size, i) for i, m in enumerate(members))
     found, reach, owner = set(), -1, -1
     for start, end, i in spans:
@@ -396,5 +394,7 @@ def intake(archive: Path, roster: Path, out: Path, notebooks: set[str] | None = 
             else:
                 result.placed.setdefault(upload.student, []).append(target)
     write_people(who.people, out / NAMES)
-    lateness.record(out, [(u.student, targets[u.place], u.member) for u in uploads if u.place in targets])
+    placed = [(u.student, targets[u.place], u.member) for u in uploads if u.place in targets]
+    lateness.record(out, placed)
+    canvas_feedback.record(out, placed)  # the names Canvas's re-upload of feedback reads back
     return result
