@@ -171,7 +171,7 @@ def test_the_grade_command_titles_the_gradebook_as_the_canvas_export_and_refuses
     assert not (subs / "grades.csv").exists()
     assert main(["homework", "grade", str(subs), "--notebooks", str(sources), "--jobs", "2", *sandbox_flag]) == 0
     said = capsys.readouterr().out
-    assert said.startswith("grading 1 notebooks, 1 of them 2 at a time, ")
+    assert said.startswith("grading 1 notebook, 1 of them 2 at a time, ")
     assert "Canvas columns: hw -> Homework 1 (4321) (3 points in Canvas)" in said
     assert (subs / "gradebook.csv").read_text().splitlines() == [
         "Student,ID,SIS User ID,SIS Login ID,Section,Homework 1 (4321)", "Points Possible,,,,,3.0",

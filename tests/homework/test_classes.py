@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from homework_notebooks import paste_solutions, tiny_course, write
-from iolab.homework import classes, editions, intake
+from iolab.homework import classes, editions, intake, regrade
 
 
 @pytest.fixture
@@ -27,6 +27,15 @@ def test_prepare_fills_the_defaults_beside_the_submissions(course: tuple[Path, P
     assert (plan.out, plan.names, plan.assignments) == (subs / "grades.csv", subs / intake.NAMES, None)
     assert (plan.options.time_limit, plan.options.sandbox, plan.options.private) == (6, "none", None)
     assert plan.announce()[0].endswith(", without a sandbox") and plan.announce()[1].startswith("each held to ")
+
+
+def test_a_regrade_announces_only_the_notebooks_it_grades(course: tuple[Path, Path]) -> None:
+    notebooks, subs = course
+    write(paste_solutions(editions.student_edition(tiny_course()), tiny_course()), subs / "bob" / "hw.ipynb")
+    assert classes.prepare(subs, notebooks, sandboxed=False).announce()[0].startswith("grading 2 notebooks, ")
+    regrade.write_rows([], subs / "grades.csv")  # the class's grades, which a regrade merges into
+    again = classes.prepare(subs, notebooks, sandboxed=False, students=["bob"])
+    assert again.announce()[0].startswith("grading 1 notebook, one at a time")
 
 
 @pytest.mark.parametrize("setting, refusal", [

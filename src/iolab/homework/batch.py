@@ -279,15 +279,16 @@ def plan(folder: Path, sources: Path, jobs: int) -> tuple[list[tuple[str, Path]]
 def progress(together: list[tuple[str, Path]], alone: list[tuple[str, Path]], jobs: int) -> str:
     """What :func:`plan` decided, in words: how many are graded how many at a time, and why some alone."""
     count = len(together) + len(alone)
+    notebooks = f"{count} notebook{'' if count == 1 else 's'}"
     if jobs <= 1 or not count:
-        return f"grading {count} notebooks, one at a time"
+        return f"grading {notebooks}, one at a time"
     said = [f"{len(together)} of them {jobs} at a time"] if together else []
     if alone:
         solos = sorted({path.name for _, path in alone})
         said.append(f"{len(alone)} one at a time{' after those' if together else ''}: {', '.join(solos)} "
                     f"{'is' if len(solos) == 1 else 'are'} solo (a neighbour on the same cores would change what "
                     f"{'its' if len(solos) == 1 else 'their'} checks measure)")
-    return f"grading {count} notebooks, " + "; ".join(said)
+    return f"grading {notebooks}, " + "; ".join(said)
 
 
 def stop_server() -> None:

@@ -53,7 +53,10 @@ class ClassGrading:
         if self.scores_only:
             return [f"grading nothing: merging the written answers' scores into {self.out}"]
         where = "without a sandbox" if self.options.sandbox == "none" else "each in a sandbox"
-        return [batch.progress(*batch.plan(self.submissions, self.notebooks, self.jobs), self.jobs) + ", " + where,
+        together, alone = batch.plan(self.submissions, self.notebooks, self.jobs)
+        if self.students:  # a regrade grades only these students' notebooks
+            together, alone = ([t for t in tasks if t[0] in self.students] for tasks in (together, alone))
+        return [batch.progress(together, alone, self.jobs) + ", " + where,
                 f"each held to {self.held_to.summary()} ({caps.enforcement()})"]
 
 
