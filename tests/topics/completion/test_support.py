@@ -1,4 +1,5 @@
 import errno
+import signal
 
 import pytest
 
@@ -71,3 +72,15 @@ def test_a_lacking_operation_is_named(monkeypatch):
     monkeypatch.setattr(support, "kernel_version", lambda: (6, 18))
     monkeypatch.setattr(support, "_probe", lambda: {"IORING_OP_READ": False})
     assert "IORING_OP_READ" in (support.unavailable("files") or "")
+
+
+def test_the_probe_makes_its_ring_in_a_child_so_a_crashing_binding_is_a_reason_here(monkeypatch):
+    monkeypatch.delenv(support.FORCE_ENV, raising=False)
+    support._probe.cache_clear()
+    try:
+        probed = support._probe()  # on a processor the wheel's AVX-512 code kills, this process lives on
+    finally:
+        support._probe.cache_clear()
+    assert isinstance(probed, str) or "IORING_OP_READ" in probed
+    assert "SIGILL" in support._crashed(-signal.SIGILL) and "instruction this processor lacks" in support._crashed(-4)
+    assert "exit code 1" in support._crashed(1)

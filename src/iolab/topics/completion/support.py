@@ -10,7 +10,9 @@ io_uring is often switched off, and each way of switching it off looks different
 - a seccomp filter refuses the system calls: Docker's default profile (since Docker 25) makes
   ``io_uring_setup`` fail with EPERM, podman's with ENOSYS (its ``defaultErrnoRet`` is 38), and
   containerd 2.0's drops them;
-- the kernel lacks one of the operations we need (older kernels, or a restricted build).
+- the kernel lacks one of the operations we need (older kernels, or a restricted build);
+- the binding itself crashes: PyPI's wheel uses AVX-512 instructions, and a processor without them kills
+  the process that makes a ring with SIGILL, so the probe makes its ring in a child of its own.
 
 Set ``IOLAB_NO_IO_URING=1`` to take the "not there" path on a machine where io_uring works: the
 tests and the notebook's CI run do, so that the chapter is checked both ways.
@@ -21,11 +23,16 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import signal
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
-from iolab.kit import platforms
+from iolab.kit import channel, platforms
+from iolab.kit.procs import ProcessFailed, ProcessTimeout
 
 FORCE_ENV = "IOLAB_NO_IO_URING"
+PROBE_SECONDS = 60.0  # a Python start and an import, on a busy machine
 DISABLED_SYSCTL = Path("/proc/sys/kernel/io_uring_disabled")
 
 # The oldest kernel that has what each use needs, and the operations it submits (for the probe).
@@ -65,22 +72,60 @@ def _setup_refused(err: OSError) -> str:
     return f"io_uring_setup failed: {err}"
 
 
-@functools.cache
-def _probe() -> dict[str, bool] | str:
-    """The operations the kernel supports, or why a ring could not be made (cached: it cannot change)."""
-    try:
-        import liburing
-    except ImportError as exc:
-        return f"the io_uring binding is not installed (pip package liburing; `make env` installs it): {exc}"
+@dataclass(frozen=True)
+class Probe(channel.Spec):
+    """The child that makes a ring and asks the kernel which operations it has (:func:`_probe`)."""
+
+    ENTRY: ClassVar[str] = "iolab.topics.completion.support"
+
+
+def _probe_here(_: Probe) -> dict[str, Any]:
+    """In the child: ``{"operations": {name: supported}}``, or ``{"refused": why}`` if no ring could be made."""
+    import liburing
+
     ring = liburing.Ring()
     try:
         liburing.io_uring_queue_init(2, ring)
     except OSError as exc:
-        return _setup_refused(exc)
+        return {"refused": _setup_refused(exc)}
     try:
-        return dict(liburing.probe() or {})
+        return {"operations": {str(op): bool(ok) for op, ok in (liburing.probe() or {}).items()}}
     finally:
         liburing.io_uring_queue_exit(ring)
+
+
+def _crashed(code: int) -> str:
+    """Why the probe's child died with exit code ``code`` (negative: the signal), in words."""
+    if code != -signal.SIGILL:
+        return f"the io_uring probe ended with exit code {code} before it answered"
+    # PyPI's liburing 2026.3.30 wheel holds AVX-512 code: on an AMD EPYC without it, its first ring killed
+    # the process that made it, pytest and a notebook's kernel alike.
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    lacking = " (AVX-512)" if flags and "avx512f" not in flags else ""
+    return ("the io_uring binding (pip package liburing) was killed by SIGILL: its wheel uses an instruction this "
+            f"processor lacks{lacking}")
+
+
+@functools.cache
+def _probe() -> dict[str, bool] | str:
+    """The operations the kernel supports, or why io_uring cannot be used (cached: it cannot change).
+
+    The binding makes its ring in a child process: a binding that crashes (an instruction the processor
+    lacks) then costs that child, not the kernel or test run that asked.
+    """
+    try:
+        import liburing  # noqa: F401  importing it runs none of its code; making a ring does, in the child
+    except ImportError as exc:
+        return f"the io_uring binding is not installed (pip package liburing; `make env` installs it): {exc}"
+    with channel.open_child(Probe()) as child:
+        try:
+            child.wait_progress(PROBE_SECONDS)
+        except ProcessFailed:
+            return _crashed(child.wait(PROBE_SECONDS))
+        except ProcessTimeout:
+            return f"the io_uring probe did not answer within {PROBE_SECONDS:g} s"
+    answer = child.result or {}
+    return str(answer["refused"]) if "refused" in answer else dict(answer.get("operations", {}))
 
 
 def unavailable(use: str = "files") -> str | None:
@@ -111,3 +156,7 @@ def require(use: str = "files") -> None:
     """Raise :class:`Unavailable` with the reason if io_uring cannot serve ``use`` here."""
     if (reason := unavailable(use)) is not None:
         raise Unavailable(reason)
+
+
+if __name__ == "__main__":
+    channel.child_main(Probe, _probe_here)
