@@ -219,3 +219,10 @@ def test_chapter_7s_thread_memory_shows_the_reference_run_off_linux(tmp_path) ->
         before="glued = {}\nplots.glue = glued.__setitem__\n",
         then="assert 'reference run' in fig._suptitle.get_text() and glued['07-thread-virtual-kib'] > 0\n")
     assert out.count("needs Linux's /proc, for a process's state letter") == 1
+
+
+def test_chapter_7s_stack_exercise_measures_both_sizes_through_psutil_off_linux(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "07-upstreams.ipynb", ["91aa8515", "668ce474", "3e97e47f"],
+        then="print(small_stack.isna().to_dict())\n")
+    assert "{'virtual': False, 'resident': False, 'resident private': True, 'page tables': True, 'kernel stack': True}" in out
