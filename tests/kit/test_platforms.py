@@ -219,3 +219,40 @@ def test_chapter_7s_thread_memory_shows_the_reference_run_off_linux(tmp_path) ->
         before="glued = {}\nplots.glue = glued.__setitem__\n",
         then="assert 'reference run' in fig._suptitle.get_text() and glued['07-thread-virtual-kib'] > 0\n")
     assert out.count("needs Linux's /proc, for a process's state letter") == 1
+
+
+def test_chapter_10s_graded_runs_off_linux_pass_their_checks_on_the_other_parts(tmp_path) -> None:
+    # The instructor's solutions and checks, hidden tests included, as a student on macOS meets them.
+    out = _run_cells_as_on_macos(
+        tmp_path, "10-c10k.ipynb", ["2ffa79ab", "ea1b64a7", "83dfb167", "86d40aed", "f095454d", "5ddb9169", "a5f71487",
+                                    "77f7c054"],
+        then="assert {r.status for r in runs} == {'skipped'} and capped.status == 'skipped'\n"
+             "print('longest:', longest_run)\n")
+    assert "longest: trio" in out  # the reference run's, which the cells below show
+
+
+def _check_parts(notebook: str, cell_id: str, namespace: dict[str, object]) -> list[bool]:
+    """Each part of a check cell (the instructor's) run as the grader's checker runs it: passed or not."""
+    from iolab.homework import checks
+
+    course = Path(__file__).resolve().parents[2]
+    cell = next(c for c in json.loads((course / "notebooks" / notebook).read_text())["cells"] if c.get("id") == cell_id)
+    return [o.passed for o in checks.run_parts(checks.parts("".join(cell["source"])), namespace, "<check>")]
+
+
+def test_a_skipped_run_handed_in_scores_only_where_the_checker_has_no_proc() -> None:
+    # The skip is decided by no_proc, the setup cell's on the checker's system, never by the run the student hands in.
+    from iolab.kit import expect
+    from iolab.topics.c10k import ProgramRun
+
+    skipped = ProgramRun("threads", "pipe", 20_000, 60, "skipped", error="needs Linux's /proc")
+    answers = {"expect": expect, "address_space_mb": 400, "stacks_allow": 400 * 1024 // 68, "capped": skipped}
+    assert _check_parts("10-c10k.ipynb", "77f7c054", {**answers, "no_proc": None}) == [True, True, True, False, False, False]
+    assert all(_check_parts("10-c10k.ipynb", "77f7c054", {**answers, "no_proc": "needs Linux's /proc"}))
+
+
+def test_chapter_7s_stack_exercise_measures_both_sizes_through_psutil_off_linux(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "07-upstreams.ipynb", ["91aa8515", "668ce474", "3e97e47f"],
+        then="print(small_stack.isna().to_dict())\n")
+    assert "{'virtual': False, 'resident': False, 'resident private': True, 'page tables': True, 'kernel stack': True}" in out
