@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from iolab.kit import platforms
 from iolab.kit.scale import Scale
 from iolab.topics.completion import experiments, support
 
@@ -33,6 +34,13 @@ def test_without_io_uring_the_servers_are_the_readiness_ones_and_sqpoll_says_why
     assert [s for s in experiments.available_servers() if s in experiments.python_servers()] == ["epoll", "uvloop"]
     sqpoll, missing = experiments.sqpoll_cost(QUICK, progress=False)
     assert sqpoll.empty and support.FORCE_ENV in missing[0]
+
+
+def test_off_linux_the_epoll_servers_are_left_out_with_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+    assert experiments.available_servers() == ["uvloop"]  # no epoll, no io_uring
+    calls, missing = experiments.server_runs([4], 0.2, 0.2, servers=["epoll"], traced=False, progress=False, repeats=1)
+    assert calls.empty and any("epoll" in reason for reason in missing)
 
 
 @pytest.mark.skipif(support.unavailable("files") is not None, reason=f"io_uring: {support.unavailable('files')}")

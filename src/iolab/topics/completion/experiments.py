@@ -24,6 +24,7 @@ from typing import NamedTuple
 import pandas as pd
 from tqdm.auto import tqdm
 
+from iolab.kit import platforms
 from iolab.kit.scale import Scale
 from iolab.topics.completion import c_programs, files, server_load, support, syscall_counts
 from iolab.topics.completion.server_process import SERVERS
@@ -120,9 +121,11 @@ def read_runs(depth_list: Sequence[int], seconds: float, count: int, size: int, 
 
 
 def available_servers() -> list[str]:
-    """The servers this machine can run: those that need io_uring only where it serves sockets, those in C where a compiler is."""
+    """The servers this machine can run: those that need io_uring only where it serves sockets, those that wait in
+    epoll only where it is (Linux), those in C where a compiler is."""
     return [name for name, server in SERVERS.items()
             if (not server.uring or support.unavailable("sockets") is None)
+            and (not server.epoll or platforms.missing("epoll") is None)
             and (not server.program or c_programs.missing() is None)]
 
 
@@ -151,7 +154,7 @@ def server_runs(connection_counts: Sequence[int], seconds: float, traced_seconds
     chosen = [s for s in (servers or python_servers()) if s in runnable]
     counted = traced and syscall_counts.strace_missing() is None
     asked_c = any(SERVERS[s].program for s in (servers or ()))
-    missing = [r for r in (support.unavailable("sockets"), syscall_counts.strace_missing(),
+    missing = [r for r in (support.unavailable("sockets"), platforms.missing("epoll"), syscall_counts.strace_missing(),
                            c_programs.missing() if asked_c else None) if r]
     runs = [(r, s, c, False) for r in range(repeats) for c in connection_counts for s in chosen]
     runs += [(0, s, c, True) for c in connection_counts for s in chosen] if counted else []
@@ -170,7 +173,7 @@ def python_share(scale: Scale, connections: int = 1000, progress: bool = True) -
     pairs = [("epoll", "epoll (C)"), ("uring", "uring (C)")]
     runs = server_runs((connections,), scale.pick(0.5, 1.0), 0.0, servers=[s for pair in pairs for s in pair],
                        traced=False, progress=progress, repeats=scale.pick(2, 3))
-    missing = [r for r in (c_programs.missing(), support.unavailable("sockets")) if r]
+    missing = [r for r in (c_programs.missing(), support.unavailable("sockets"), platforms.missing("epoll")) if r]
     return Measured(runs.table, missing)
 
 

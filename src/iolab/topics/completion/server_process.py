@@ -32,6 +32,7 @@ class TinyServer:
     module: str  # imported only to run it: uvloop and the io_uring binding load with their server alone
     sqpoll: bool = False  # whether the sqpoll setting applies (its ``serve`` takes ``sqpoll=``)
     uring: bool = False  # whether it needs io_uring for sockets (``support.unavailable("sockets")``)
+    epoll: bool = False  # whether it waits in epoll, which only Linux has (``platforms.missing("epoll")``)
     program: str = ""  # a C program (:mod:`~iolab.topics.completion.c_programs`) that replaces the process, if any
 
     def serve(self, listener: socket.socket, counts: Counts, sqpoll: bool = False) -> None:
@@ -44,12 +45,12 @@ SERVERS: dict[str, TinyServer] = {
     server.name: server
     for server in (
         TinyServer("epoll", "readiness, in Python: epoll_wait, then a recv and a send per request",
-                   "iolab.topics.completion.epoll_server"),
+                   "iolab.topics.completion.epoll_server", epoll=True),
         TinyServer("uvloop", "readiness, in C: libuv's loop, an asyncio Protocol per connection",
                    "iolab.topics.completion.uvloop_server"),
         TinyServer("uring", "completions: one io_uring_enter per turn hands over the sends and takes what came",
                    "iolab.topics.completion.uring_server", sqpoll=True, uring=True),
-        TinyServer("epoll (C)", "readiness, in C: epoll_server's loop without Python", "", program="epoll"),
+        TinyServer("epoll (C)", "readiness, in C: epoll_server's loop without Python", "", epoll=True, program="epoll"),
         TinyServer("uring (C)", "completions, in C: uring_server's loop without Python, buffers given back through a ring",
                    "", uring=True, program="uring"),
     )
