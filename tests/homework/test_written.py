@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import shutil
 from pathlib import Path
 
 import pytest
@@ -48,10 +49,12 @@ def _gradebook(subs: Path) -> dict[str, str]:
         return {r["Student"]: r["hw"] for r in csv.DictReader(f)}
 
 
-@pytest.fixture
-def graded(tmp_path: Path) -> tuple[Path, Path]:
-    """(the instructor notebooks, the submissions) after grading ada, bob and cyd once."""
-    notebooks, subs = tmp_path / "notebooks", tmp_path / "submissions"
+@pytest.fixture(scope="module")
+def graded_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of the instructor notebooks and the submissions after grading ada, bob and cyd, graded once per
+    module (and worker): each test gets a copy (:func:`graded`), so that ten tests cost one grading, not ten."""
+    folder = tmp_path_factory.mktemp("written")
+    notebooks, subs = folder / "notebooks", folder / "submissions"
     write(tiny_written_course(), notebooks / NOTEBOOK)
     edition = editions.student_edition(tiny_written_course())
     write(paste_solutions(edition, tiny_written_course()), subs / "ada" / NOTEBOOK)
@@ -60,7 +63,14 @@ def graded(tmp_path: Path) -> tuple[Path, Path]:
     script.cells[cell_index(script, "ex-why-answer")].source = SCRIPT
     write(script, subs / "cyd" / NOTEBOOK)
     classes.grade_class(classes.prepare(subs, notebooks, sandboxed=False, time_limit=60))
-    return notebooks, subs
+    return folder
+
+
+@pytest.fixture
+def graded(graded_once: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """(the instructor notebooks, the submissions) after grading ada, bob and cyd once: this test's own copy."""
+    shutil.copytree(graded_once, tmp_path, dirs_exist_ok=True)
+    return tmp_path / "notebooks", tmp_path / "submissions"
 
 
 def test_a_written_exercise_is_read_with_its_answer_cell_and_points_and_no_problem() -> None:
