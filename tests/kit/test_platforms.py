@@ -256,3 +256,18 @@ def test_chapter_7s_stack_exercise_measures_both_sizes_through_psutil_off_linux(
         tmp_path, "07-upstreams.ipynb", ["91aa8515", "668ce474", "3e97e47f"],
         then="print(small_stack.isna().to_dict())\n")
     assert "{'virtual': False, 'resident': False, 'resident private': True, 'page tables': True, 'kernel stack': True}" in out
+
+
+def test_chapter_1s_partial_write_measures_through_psutil_off_linux(tmp_path) -> None:
+    out = _run_cells_as_on_macos(tmp_path, "01-processes.ipynb", ["ex-partial-write-given", "c444e202", "c579fa77"],
+                                 then="print(f'copied {copied_mb / (256 * write_fraction):.1f} of what was written')\n")
+    assert "copied 1.0 of what was written" in out  # psutil reads this Linux's /proc as macOS's own calls
+
+
+def test_a_partial_write_is_graded_only_where_the_checker_has_proc() -> None:
+    from iolab.kit import expect
+
+    answers = {"expect": expect, "write_fraction": 0.25, "copied_mb": 200.0}  # not a quarter of 256 MiB
+    assert _check_parts("01-processes.ipynb", "c579fa77", {**answers, "no_proc": None}) == [True, True, False]
+    assert all(_check_parts("01-processes.ipynb", "c579fa77", {**answers, "no_proc": "needs Linux's /proc"}))
+
