@@ -271,3 +271,21 @@ def test_a_partial_write_is_graded_only_where_the_checker_has_proc() -> None:
     assert _check_parts("01-processes.ipynb", "c579fa77", {**answers, "no_proc": None}) == [True, True, False]
     assert all(_check_parts("01-processes.ipynb", "c579fa77", {**answers, "no_proc": "needs Linux's /proc"}))
 
+
+def test_chapter_2s_pipe_and_selector_checks_grade_by_the_checkers_own_platform() -> None:
+    import selectors
+
+    from iolab.kit import expect
+    from iolab.topics.blocking_io import readiness
+
+    forged = {"expect": expect, "pipe_bytes": 2**20, "big_pipe_size": 2**20, "big_pipe_total": 2**19}  # half: no fill
+    assert _check_parts("02-blocking.ipynb", "6124d060", {**forged, "no_pipe_size": None}) == [True, True, True, False]
+    assert all(_check_parts("02-blocking.ipynb", "6124d060", {**forged, "no_pipe_size": "needs Linux's F_SETPIPE_SZ"}))
+    # The name is graded against the checker's own DefaultSelector (epoll, here), and the ratio where it has epoll.
+    default = {"expect": expect, "readiness": readiness, "selectors": selectors, "few": 10, "many": 1000}
+    poll = {**default, "default_name": "poll", "default_ratio": 20.0}
+    assert _check_parts("02-blocking.ipynb", "7355a6b3", {**poll, "no_epoll": None}) == [True, True, False, False]
+    assert _check_parts("02-blocking.ipynb", "7355a6b3", {**poll, "no_epoll": "needs Linux's epoll"}) == [True, True, False, True]
+    epoll = {**default, "default_name": "epoll", "default_ratio": 1.1}
+    assert all(_check_parts("02-blocking.ipynb", "7355a6b3", {**epoll, "no_epoll": None}))
+
