@@ -289,3 +289,27 @@ def test_chapter_2s_pipe_and_selector_checks_grade_by_the_checkers_own_platform(
     epoll = {**default, "default_name": "epoll", "default_ratio": 1.1}
     assert all(_check_parts("02-blocking.ipynb", "7355a6b3", {**epoll, "no_epoll": None}))
 
+
+def test_chapter_3s_exercises_run_off_linux_and_pass_their_checks(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "03-sockets.ipynb", ["e7aeccb9", "pred-syn-retry-code", "pred-syn-retry-check", "fbbe15a1", "a2d13dd4",
+                                       "35b37a80", "b05da15a"],
+        then="assert connect_s == next(t for t in (0, 1, 2, 3, 4, 5, 7, 11) if t >= free_after_s)  # Linux's default\n"
+             "print('answers:', queued_at_zero, time_wait_port == server_port)\n")
+    assert "answers: 1 True" in out  # this Linux's backlog + 1, counted without /proc/net; the explanation's port
+    assert out.count("needs Linux's /proc/net, for the kernel's table of TCP sockets") == 1  # TIME_WAIT's table
+
+
+def test_chapter_3s_checks_grade_linuxs_answers_only_where_the_checker_is_linux() -> None:
+    from iolab.kit import expect
+    from iolab.topics.sockets import listen_backlog
+
+    wrong = {  # check cell: answers that are right in form and wrong on Linux
+        "pred-syn-retry-check": ("no_sysctl", {"listen_backlog": listen_backlog, "free_after_s": 1.3, "connect_s": 9.0}),
+        "a2d13dd4": ("no_net", {"queued_at_zero": 3}),
+        "b05da15a": ("no_net", {"time_wait_port": 50_000, "server_port": 8080}),
+    }
+    for cell_id, (facility, answers) in wrong.items():
+        answers = {**answers, "expect": expect}
+        assert _check_parts("03-sockets.ipynb", cell_id, {**answers, facility: None}) == [True, False], cell_id
+        assert all(_check_parts("03-sockets.ipynb", cell_id, {**answers, facility: "needs Linux's /proc"})), cell_id
