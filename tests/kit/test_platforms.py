@@ -256,3 +256,60 @@ def test_chapter_7s_stack_exercise_measures_both_sizes_through_psutil_off_linux(
         tmp_path, "07-upstreams.ipynb", ["91aa8515", "668ce474", "3e97e47f"],
         then="print(small_stack.isna().to_dict())\n")
     assert "{'virtual': False, 'resident': False, 'resident private': True, 'page tables': True, 'kernel stack': True}" in out
+
+
+def test_chapter_1s_partial_write_measures_through_psutil_off_linux(tmp_path) -> None:
+    out = _run_cells_as_on_macos(tmp_path, "01-processes.ipynb", ["ex-partial-write-given", "c444e202", "c579fa77"],
+                                 then="print(f'copied {copied_mb / (256 * write_fraction):.1f} of what was written')\n")
+    assert "copied 1.0 of what was written" in out  # psutil reads this Linux's /proc as macOS's own calls
+
+
+def test_a_partial_write_is_graded_only_where_the_checker_has_proc() -> None:
+    from iolab.kit import expect
+
+    answers = {"expect": expect, "write_fraction": 0.25, "copied_mb": 200.0}  # not a quarter of 256 MiB
+    assert _check_parts("01-processes.ipynb", "c579fa77", {**answers, "no_proc": None}) == [True, True, False]
+    assert all(_check_parts("01-processes.ipynb", "c579fa77", {**answers, "no_proc": "needs Linux's /proc"}))
+
+
+def test_chapter_2s_pipe_and_selector_checks_grade_by_the_checkers_own_platform() -> None:
+    import selectors
+
+    from iolab.kit import expect
+    from iolab.topics.blocking_io import readiness
+
+    forged = {"expect": expect, "pipe_bytes": 2**20, "big_pipe_size": 2**20, "big_pipe_total": 2**19}  # half: no fill
+    assert _check_parts("02-blocking.ipynb", "6124d060", {**forged, "no_pipe_size": None}) == [True, True, True, False]
+    assert all(_check_parts("02-blocking.ipynb", "6124d060", {**forged, "no_pipe_size": "needs Linux's F_SETPIPE_SZ"}))
+    # The name is graded against the checker's own DefaultSelector (epoll, here), and the ratio where it has epoll.
+    default = {"expect": expect, "readiness": readiness, "selectors": selectors, "few": 10, "many": 1000}
+    poll = {**default, "default_name": "poll", "default_ratio": 20.0}
+    assert _check_parts("02-blocking.ipynb", "7355a6b3", {**poll, "no_epoll": None}) == [True, True, False, False]
+    assert _check_parts("02-blocking.ipynb", "7355a6b3", {**poll, "no_epoll": "needs Linux's epoll"}) == [True, True, False, True]
+    epoll = {**default, "default_name": "epoll", "default_ratio": 1.1}
+    assert all(_check_parts("02-blocking.ipynb", "7355a6b3", {**epoll, "no_epoll": None}))
+
+
+def test_chapter_3s_exercises_run_off_linux_and_pass_their_checks(tmp_path) -> None:
+    out = _run_cells_as_on_macos(
+        tmp_path, "03-sockets.ipynb", ["e7aeccb9", "pred-syn-retry-code", "pred-syn-retry-check", "fbbe15a1", "a2d13dd4",
+                                       "35b37a80", "b05da15a"],
+        then="assert connect_s == next(t for t in (0, 1, 2, 3, 4, 5, 7, 11) if t >= free_after_s)  # Linux's default\n"
+             "print('answers:', queued_at_zero, time_wait_port == server_port)\n")
+    assert "answers: 1 True" in out  # this Linux's backlog + 1, counted without /proc/net; the explanation's port
+    assert out.count("needs Linux's /proc/net, for the kernel's table of TCP sockets") == 1  # TIME_WAIT's table
+
+
+def test_chapter_3s_checks_grade_linuxs_answers_only_where_the_checker_is_linux() -> None:
+    from iolab.kit import expect
+    from iolab.topics.sockets import listen_backlog
+
+    wrong = {  # check cell: answers that are right in form and wrong on Linux
+        "pred-syn-retry-check": ("no_sysctl", {"listen_backlog": listen_backlog, "free_after_s": 1.3, "connect_s": 9.0}),
+        "a2d13dd4": ("no_net", {"queued_at_zero": 3}),
+        "b05da15a": ("no_net", {"time_wait_port": 50_000, "server_port": 8080}),
+    }
+    for cell_id, (facility, answers) in wrong.items():
+        answers = {**answers, "expect": expect}
+        assert _check_parts("03-sockets.ipynb", cell_id, {**answers, facility: None}) == [True, False], cell_id
+        assert all(_check_parts("03-sockets.ipynb", cell_id, {**answers, facility: "needs Linux's /proc"})), cell_id

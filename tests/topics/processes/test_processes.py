@@ -96,7 +96,7 @@ def test_two_jobs_run_together_not_in_turns():
     assert np.median(overlap) < 0.75, f"wall time over the jobs' summed times: {overlap} (1.0: one after the other)"
 
 
-def test_on_a_faked_macos_fork_and_write_stops_with_the_note_before_it_forks(monkeypatch):
+def test_on_a_faked_macos_fork_and_write_on_huge_pages_stops_with_the_note_before_it_forks(monkeypatch):
     monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
 
     def forbidden(*args, **kwargs):
@@ -105,4 +105,12 @@ def test_on_a_faked_macos_fork_and_write_stops_with_the_note_before_it_forks(mon
     monkeypatch.setattr(copy_on_write, "open_fork", forbidden)
     monkeypatch.setattr(copy_on_write, "filled_array", forbidden)
     with pytest.raises(platforms.FacilityMissing, match=r"^needs Linux's /proc, .* on macOS this cell is skipped"):
-        copy_on_write.fork_and_write(1)
+        copy_on_write.fork_and_write(1, huge_pages=True)
+
+
+def test_on_a_faked_macos_the_child_reads_its_own_private_memory_through_psutil(monkeypatch):
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+    monkeypatch.setattr(copy_on_write.procfs, "memory_rollup", None)  # the child's /proc is not read
+    row = copy_on_write.fork_and_write(64, write_fraction=0.5)
+    assert 28 < row["child_private_after_mb"] - row["child_private_before_mb"] < 40
+    assert np.isnan(row["array_huge_mb"]) and np.isnan(row["parent_page_tables_kb"]) and row["parent_rss_mb"] > 64

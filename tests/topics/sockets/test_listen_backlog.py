@@ -1,6 +1,6 @@
 import pytest
 
-from iolab.kit import machine
+from iolab.kit import machine, platforms
 from iolab.topics.sockets import listen_backlog
 
 
@@ -48,3 +48,10 @@ def test_a_client_that_met_a_full_queue_connects_at_the_next_syn_retry():
     # Not at once: at a retry, 1 s after the first SYN (a later one if a busy machine dropped that one).
     assert row["connect_s"] > 0.9
     assert min(abs(row["connect_s"] - t) for t in listen_backlog.syn_send_times()) < 0.4
+
+
+def test_on_a_faked_macos_fill_backlog_counts_the_clients_without_proc_net(monkeypatch):
+    monkeypatch.setenv(platforms.FAKE_ENV, "darwin")
+    df = listen_backlog.fill_backlog(backlog=0, clients=3, timeout=0.15)
+    assert df.connected.tolist() == [True, False, False]  # Linux's backlog + 1, measured without /proc/net
+    assert set(df.state) == {"?"} and df.accept_queue.isna().all() and df.overflows.isna().all()

@@ -15,7 +15,7 @@ import time
 
 import pandas as pd
 
-from iolab.kit import machine, procnet, sockets
+from iolab.kit import machine, platforms, procnet, sockets
 from iolab.kit.sockets import HOST
 
 # A SYN that finds the accept queue full is dropped, and the client's kernel sends it again after its
@@ -57,13 +57,16 @@ def fill_backlog(backlog: int, clients: int, timeout: float = 0.3) -> pd.DataFra
     One row per client: ``client``, ``connect_ms`` (until connected, or the ``timeout``),
     ``connected``, ``state`` (its socket's state afterwards), ``accept_queue`` (the listener's
     queue after this client), ``overflows`` (ListenOverflows counted since the start, namespace-wide).
+    Off Linux (no /proc/net) only the clients' own columns are measured: ``state`` is "?", and
+    ``accept_queue`` and ``overflows`` are None.
     """
     if clients > 200:
         raise ValueError("at most 200 clients: each one that is not queued costs the whole timeout")
+    on_linux = platforms.missing("procnet") is None
     rows = []
     with open_listener(backlog) as listener, contextlib.ExitStack() as stack:
         port = listener.getsockname()[1]
-        before = procnet.tcpext().get("ListenOverflows", 0)
+        before = procnet.tcpext().get("ListenOverflows", 0) if on_linux else 0
         socks = []
         for i in range(clients):
             start = time.perf_counter()
@@ -76,11 +79,12 @@ def fill_backlog(backlog: int, clients: int, timeout: float = 0.3) -> pd.DataFra
                     "client": i + 1,
                     "connect_ms": elapsed * 1000,
                     "connected": connected,
-                    "accept_queue": procnet.accept_queue(port),
-                    "overflows": procnet.tcpext().get("ListenOverflows", 0) - before,
+                    "accept_queue": procnet.accept_queue(port) if on_linux else None,
+                    "overflows": procnet.tcpext().get("ListenOverflows", 0) - before if on_linux else None,
                 }
             )
-        states = {s.local[1]: s.state for s in procnet.read_sockets(port) if s.remote[1] == port}
+        sockets_now = procnet.read_sockets(port) if on_linux else []
+        states = {s.local[1]: s.state for s in sockets_now if s.remote[1] == port}
         for row, sock in zip(rows, socks):
             row["state"] = states.get(sock.getsockname()[1], "?")
     return pd.DataFrame(rows, columns=["client", "connect_ms", "connected", "state", "accept_queue", "overflows"])
