@@ -164,7 +164,8 @@ GRADES   ?= $(SUBMISSIONS)/grades.csv
 homework: env
 	$(GUARD) $(BIN)/python -m iolab homework student $(HOMEWORK) $(if $(FORCE),--force)
 
-# JOBS=N grades N submissions at once; NO_SANDBOX=1 grades without bubblewrap (trusted code only);
+# JOBS=N grades N submissions at once; RERUNS=N grades a notebook up to N times more (1 unless given) while it
+# loses points on a hidden check alone, every answer accepted, and counts its best grading; NO_SANDBOX=1 grades without bubblewrap (trusted code only);
 # RELEASE_HIDDEN=1 quotes hidden checks' messages in the feedback (they state the answers);
 # CHECKS=dir adds the instructor's own checks and course secret (iolab.homework.private);
 # CANVAS_GRADEBOOK=file titles gradebook.csv's columns as that Canvas export's assignments;
@@ -176,7 +177,7 @@ homework: env
 grade: env
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir (one folder per student id, holding their notebooks)"; exit 2; }
 	$(GUARD) $(BIN)/python -m iolab homework grade $(SUBMISSIONS) --out $(GRADES) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-	  $(if $(JOBS),--jobs $(JOBS)) $(if $(NO_SANDBOX),--no-sandbox) $(if $(RELEASE_HIDDEN),--release-hidden) \
+	  $(if $(JOBS),--jobs $(JOBS)) $(if $(RERUNS),--reruns $(RERUNS)) $(if $(NO_SANDBOX),--no-sandbox) $(if $(RELEASE_HIDDEN),--release-hidden) \
 	  $(if $(NAMES),--names $(NAMES)) $(if $(CHECKS),--checks $(CHECKS)) \
 	  $(if $(CANVAS_GRADEBOOK),--canvas-gradebook $(CANVAS_GRADEBOOK)) $(if $(MOODLE_WORKSHEET),--moodle-worksheet $(MOODLE_WORKSHEET)) \
 	  $(if $(DUE),--due $(DUE)) \

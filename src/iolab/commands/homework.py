@@ -129,6 +129,10 @@ def add_grade(actions: Actions) -> None:
     grade.add_argument("--timeout", type=float, default=None, metavar="S",
                        help="time limit per notebook, in seconds (default: 300)")
     grade.add_argument("--jobs", type=int, default=1, metavar="N", help="grade N submissions at once (default: 1)")
+    grade.add_argument("--reruns", type=int, default=1, metavar="N",
+                       help="grade a notebook up to N times more while it loses points on a hidden check alone, "
+                       "every answer accepted (a measurement crossing its bound on a busy machine); the best counts "
+                       "(default: 1; 0: once)")
     grade.add_argument("--whole", action="store_true",
                        help="run every cell of a submission, not only the setup cell and the exercises")
     grade.add_argument("--no-sandbox", action="store_true",
@@ -173,7 +177,7 @@ def run_grade(args: argparse.Namespace) -> int:
     try:
         plan = classes.prepare(args.submissions, args.notebooks, checks=args.checks, time_limit=args.timeout,
                                whole=args.whole, sandboxed=not args.no_sandbox, release_hidden=args.release_hidden,
-                               jobs=args.jobs, out=args.out, names=args.names, canvas_gradebook=args.canvas_gradebook,
+                               jobs=args.jobs, reruns=args.reruns, out=args.out, names=args.names, canvas_gradebook=args.canvas_gradebook,
                                canvas_assignments=args.canvas_assignment, total=args.total,
                                late=classes.LateSettings(args.late_policy, args.late_cap, args.due, args.extensions),
                                students=(args.students or "").split(","), reason=args.reason,

@@ -30,6 +30,7 @@ import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
+from functools import partial
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from typing import Any
 import nbformat
 import psutil
 
-from iolab.homework import cgroups, grading, markup, untrusted
+from iolab.homework import cgroups, grading, markup, reruns, untrusted
 from iolab.homework.execution import kill_tree
 from iolab.homework.grading import GradingOptions, Row
 from iolab.kit import guard
@@ -253,17 +254,23 @@ def grade_folder(folder: Path, sources: Path, options: GradingOptions = GradingO
     With ``jobs`` > 1, the submissions of *solo* notebooks (:func:`solo`) are graded one at a time,
     after the others, since a neighbour would change what their checks measure. Rows come in the
     order of the submissions within each of the two groups, after a row for each notebook that is not
-    graded (:func:`not_graded`).
+    graded (:func:`not_graded`). A notebook that lost points on a hidden check alone is graded again at
+    once, in its slot, up to ``options.reruns`` times, and its best grading counts (:mod:`reruns`).
     """
     max_notebook_bytes()  # a mistyped IOLAB_MAX_NOTEBOOK_BYTES stops the batch before it starts
     yield from not_graded(folder)
     together, alone = plan(folder, sources, jobs)
+
+    def settled(task: tuple[str, Path]) -> list[Row]:  # graded again at once, in its slot, if it lost points on a hidden check
+        grade = partial(_grade_in_process, task[1], task[0], sources, options)
+        return reruns.settle(grade(), grade, options.reruns)
+
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for rows in pool.map(lambda task: _grade_in_process(task[1], task[0], sources, options), together):
+            for rows in pool.map(settled, together):
                 yield from rows
-        for student, path in alone:
-            yield from _grade_in_process(path, student, sources, options)
+        for task in alone:
+            yield from settled(task)
     finally:
         stop_server()
 

@@ -139,7 +139,7 @@ def _rules(submissions: Path, given: LateSettings) -> lateness.Rules:
 
 
 def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, time_limit: float | None = None,
-            whole: bool = False, sandboxed: bool = True, release_hidden: bool = False, jobs: int = 1,
+            whole: bool = False, sandboxed: bool = True, release_hidden: bool = False, jobs: int = 1, reruns: int = 1,
             out: Path | None = None, names: Path | None = None, canvas_gradebook: Path | None = None,
             canvas_assignments: Iterable[str] = (), total: bool | None = None, late: LateSettings | None = None,
             students: Iterable[str] = (), reason: str = regrade.REASON,
@@ -151,8 +151,11 @@ def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, t
     ``names.csv`` that ``homework intake`` writes, ``canvas_gradebook`` to the export intake keeps;
     ``late`` is how late work is judged (:func:`_rules`); ``students`` regrades only them (``regrade``);
     ``moodle_worksheet`` is Moodle's grading worksheet, written back filled beside the grades (``moodle``);
-    ``scores_only`` grades nothing, and merges the TA's scores of written answers (``written``) into ``out``.
+    ``scores_only`` grades nothing, and merges the TA's scores of written answers (``written``) into ``out``;
+    ``reruns`` is how many times more a notebook that lost points on a hidden check alone is graded (``reruns``).
     """
+    if reruns < 0:
+        raise SettingRefused(f"--reruns {reruns}: give 0 (grade each notebook once) or more")
     if checks is not None:
         _check_private(checks, notebooks)
     if not submissions.is_dir():
@@ -172,7 +175,8 @@ def prepare(submissions: Path, notebooks: Path, *, checks: Path | None = None, t
         raise SettingRefused(str(exc)) from None
     options = grading.GradingOptions(time_limit=grading.DEFAULT_TIME_LIMIT if time_limit is None else time_limit,
                                      whole=whole, sandbox="bwrap" if sandboxed else "none",
-                                     release_hidden=release_hidden, private=str(checks.resolve()) if checks else None)
+                                     release_hidden=release_hidden, private=str(checks.resolve()) if checks else None,
+                                     reruns=reruns)
     chosen = dict(pair.split("=", 1) for pair in canvas_assignments if "=" in pair)
     out = out or submissions / "grades.csv"
     try:

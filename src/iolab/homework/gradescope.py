@@ -48,12 +48,13 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
-from iolab.homework import batch, contract, markup, private, sandbox
+from iolab.homework import batch, contract, markup, private, reruns, sandbox
 from iolab.homework.contract import VISIBILITIES, SandboxKind, Visibility
 from iolab.homework.scratch import open_folder
 from iolab.homework.grading import GradingOptions, Row
@@ -281,7 +282,8 @@ def _graded(root: Path, sources: Path, student: str, options: GradingOptions) ->
     rows: list[Row] = []
     submitted, not_graded = _submitted(root, sources, student)
     for path, name in submitted:
-        rows += batch.grade_file(path, student, sources, options, name)
+        grade = partial(batch.grade_file, path, student, sources, options, name)
+        rows += reruns.settle(grade(), grade, options.reruns)
     if not submitted:
         rows = [Row(student, "", "", 0.0, 0.0, "missing", "no notebook (.ipynb) was submitted"
                     + (" at the top of the upload, where the grader looks" if not_graded else ""), 0.0)]

@@ -61,6 +61,7 @@ class GradingOptions:
     sandbox: SandboxKind = "bwrap"
     release_hidden: bool = False
     private: str | None = None  # a folder of the instructor's own checks and secret (``private``)
+    reruns: int = 1  # gradings more for a notebook that lost points on a hidden check alone (``reruns``)
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,13 @@ class Row:
     withheld: str = ""
     # What the submission's run measured (``checker.measured_values``): the class's measurements, not grades.csv
     measured: dict[str, float] = field(default_factory=dict, compare=False)
+    # Its answers were accepted and its visible asserts passed, and a hidden assert failed: a measured bound
+    # a busy machine can cross as well as a wrong answer (``reruns`` grades such a notebook again). Not in the CSV.
+    lost_on_hidden: bool = field(default=False, compare=False)
 
 
-GRADES_COLUMNS = tuple(f.name for f in fields(Row) if f.name != "measured")  # a row in the grades CSV
+NOT_IN_CSV = ("measured", "lost_on_hidden")
+GRADES_COLUMNS = tuple(f.name for f in fields(Row) if f.name not in NOT_IN_CSV)  # a row in the grades CSV
 
 
 def restore_instructor_cells(nb: Any, source: Any) -> set[str]:
@@ -193,6 +198,13 @@ def _withheld(verdict: CheckVerdict) -> str:
     return "; ".join(o.message or "(no message)" for o in verdict.outcomes if o.hidden and not o.passed)
 
 
+def _hidden_alone(verdict: CheckVerdict) -> bool:
+    """Every answer accepted and every visible assert passed, and still a hidden assert failed."""
+    return (not verdict.error and all(status == "ok" for status in verdict.answers.values())
+            and all(o.passed for o in verdict.outcomes if not o.hidden)
+            and any(not o.passed for o in verdict.outcomes if o.hidden))
+
+
 def _explain(verdict: CheckVerdict, release_hidden: bool) -> str:
     """A check's result in the student's terms; hidden asserts' own messages only with ``release_hidden``."""
     why = []
@@ -228,7 +240,7 @@ def _exercise_row(nb: Any, block: range, run: Execution, job: ExerciseJob, verdi
     setup_error = verdict.setup_error or mine.given_error
     if setup_error:
         return replace(base, status="error", reason=f"the instructor's setup or given cell raised {setup_error} in the checker")
-    earned, reasons, statuses, withheld = 0.0, [], [], []
+    earned, reasons, statuses, withheld, hidden_alone = 0.0, [], [], [], True
     for check in job.checks:
         result = mine.checks[check.grade_id]
         if result.error:  # the checker refused the answers file as a whole: "tampered answers: why"
@@ -239,12 +251,13 @@ def _exercise_row(nb: Any, block: range, run: Execution, job: ExerciseJob, verdi
         if status != "passed":
             reasons.append(_explain(result, release_hidden))
             withheld.append(_withheld(result))
+            hidden_alone = hidden_alone and _hidden_alone(result)
     if all(s == "passed" for s in statuses):
         return replace(base, points=round(earned, 2), status="passed")
     own = _before_failure(nb, block, run)
     reason = "; ".join(r for r in [own, *reasons] if r)
     return replace(base, points=round(earned, 2), status="partial" if earned > 0 else "failed", reason=reason,
-                   withheld="; ".join(w for w in withheld if w))
+                   withheld="; ".join(w for w in withheld if w), lost_on_hidden=hidden_alone and not own)
 
 
 def _run_submission(nb: Any, source: Any, blocks: dict[str, range], jobs: dict[str, ExerciseJob],
