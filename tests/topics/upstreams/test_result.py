@@ -5,18 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from iolab.topics.upstreams.experiments import rate_samples, tail_samples
+from iolab.topics.upstreams.experiments import rate_samples, table, tail_samples
 from iolab.topics.upstreams.result import UpstreamsResult, rate_window, window_bounds
 from iolab.topics.upstreams.service import OK
 from iolab.topics.upstreams.spec import parse_spec
 
 
-def a_run(done: np.ndarray, rate: float = 1000.0, latency: str = "20ms", unfinished: int = 0) -> UpstreamsResult:
-    """A run whose requests all succeeded, ending at ``done`` (s since the first arrival)."""
+def a_run(done: np.ndarray, rate: float = 1000.0, latency: str = "20ms", unfinished: int = 0,
+          threads: int | None = None) -> UpstreamsResult:
+    """A run whose requests all succeeded, ending at ``done`` (s since the first arrival); sync with ``threads``."""
     n = len(done)
     kind = np.array([OK] * n + ["unfinished"] * unfinished, dtype=object)
     return UpstreamsResult(
-        settings={"rate": rate, "latency": latency, "model": "async", "late_s": 1.0},
+        settings={"rate": rate, "latency": latency, "late_s": 1.0,
+                  **({"model": "async"} if threads is None else {"model": "sync", "threads": threads})},
         endpoints=parse_spec(latency), seconds=float(np.nanmax(done)) if n else 0.0,
         started=np.concatenate([done - 0.02, np.full(unfinished, np.nan)]),
         done=np.concatenate([done, np.full(unfinished, np.nan)]), kind=kind,
@@ -57,3 +59,10 @@ def test_tidy_tables_name_the_scenario_and_the_run() -> None:
     rates, tails = rate_samples(runs, "healthy"), tail_samples(runs, "healthy")
     assert set(rates.run) == {"sync", "async"} and (rates.scenario == "healthy").all() and len(rates) == 16
     assert list(tails.columns) == ["scenario", "run", "block", "p99_ms"] and len(tails) == 12
+
+
+def test_the_table_gives_each_sync_run_its_threads_from_its_settings_not_from_its_rate() -> None:
+    done = np.arange(3000) / 1000 + 0.02
+    runs = table({"sync": a_run(done, threads=200), "async": a_run(done)})
+    assert runs.threads["sync"] == 200 and np.isnan(runs.threads["async"])
+    assert runs.avg_rate["sync"] == runs.avg_rate["async"] == 1000

@@ -65,13 +65,15 @@ def _tidy(runs: dict[str, UpstreamsResult], frame: Callable[[UpstreamsResult], p
 
 
 def table(runs: dict[str, UpstreamsResult]) -> pd.DataFrame:
-    """One row per run: rate and its standard deviation, overhead percentiles (ms), counts."""
+    """One row per run: its pool (threads, sync only), rate and its standard deviation, overhead
+    percentiles (ms), counts."""
     rows = []
     for label, r in runs.items():
         p = r.overhead_percentiles()
         rows.append(
             {
                 "run": label,
+                "threads": r.settings["threads"] if r.settings["model"] == "sync" else np.nan,
                 "avg_rate": r.avg_rate,
                 "stddev_rate": r.stddev_rate,
                 "overhead_p50_ms": p["p50"],
