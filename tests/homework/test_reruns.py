@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from homework_notebooks import tiny_course, write
 from iolab.commands import main
-from iolab.homework import batch, editions, grading, reruns
+from iolab.homework import answers, batch, editions, grading, reruns
 from iolab.homework.grading import Row
 from test_grading import SANDBOX, _solved
 
 
-def _rows(points: float, lost_on_hidden: bool = True, note: str = "") -> list[Row]:
+def _rows(points: float, lost_on_hidden: bool = True, note: str = "", chosen: str = "same") -> list[Row]:
     """One notebook's grading: ex-a scored ``points`` of 2 (hidden asserts alone, if lost), ex-b its 1."""
     status = "passed" if points == 2 else "partial"
     return [Row("ada", "hw.ipynb", "ex-a", points, 2.0, status, "", 1.0, note=note,
-                lost_on_hidden=lost_on_hidden and points < 2),
-            Row("ada", "hw.ipynb", "ex-b", 1.0, 1.0, "passed", "", 1.0, note=note)]
+                lost_on_hidden=lost_on_hidden and points < 2, chosen=chosen),
+            Row("ada", "hw.ipynb", "ex-b", 1.0, 1.0, "passed", "", 1.0, note=note, chosen="b")]
 
 
 def _scripted(*gradings: list[Row]):
@@ -61,6 +63,44 @@ def test_reruns_stop_at_the_limit_or_at_the_first_grading_that_loses_nothing_on_
     assert reruns.settle(_rows(0), again, 5)[0].points == 2.0 and len(calls) == 1
     again, calls = _scripted()
     assert reruns.settle(_rows(0), again, 0) == _rows(0) and calls == []
+
+
+def test_a_rerun_whose_chosen_answers_differ_does_not_count_so_a_random_guess_gets_no_second_draw():
+    again, calls = _scripted(_rows(2, chosen="other guess"))
+    settled = reruns.settle(_rows(1), again, 1)
+    assert len(calls) == 1 and [r.points for r in settled] == [1.0, 1.0]
+    assert "2, then 3 points; the best counts, of the 1 whose chosen answers" in settled[0].note
+
+
+def test_chosen_answers_are_the_words_truth_values_and_whole_numbers_not_the_measurements():
+    def file(**values):
+        return json.dumps({name: {"$value": value} for name, value in values.items()})
+    frame = {"$frame": [["rps", "runs"], [0, 1], [[1234.5, 3], [987.6, 4]]]}
+    one = answers.chosen([file(guess="about the same", keyed={"$dict": [[1000, frame]]}, rate=1.5, ok=True)])
+    assert one == answers.chosen([file(guess="about the same", keyed={"$dict": [[1000, {"$frame": [["rps", "runs"], [0, 1], [[1.0, 9], [2.0, 9]]]}]]},
+                                       rate=2.5, ok=True)]), "measurements left out, floats and tables alike"
+    assert one != answers.chosen([file(guess="more", keyed={"$dict": [[1000, frame]]}, rate=1.5, ok=True)])
+    assert one != answers.chosen([file(guess="about the same", keyed={"$dict": [[1000, frame]]}, rate=1.5, ok=False)])
+    assert answers.chosen([file(n=41)]) != answers.chosen([file(n=42)])
+    assert answers.chosen(["not json", None]) != answers.chosen(["not json either", None])
+    deep = "[" * 5000 + "]" * 5000  # more than json.loads takes: digested whole, no RecursionError
+    assert len(answers.chosen([deep, "[" * 900 + '"x"' + "]" * 900])) == 16
+
+
+def test_a_notebook_changed_between_gradings_keeps_its_first_grading(tmp_path, monkeypatch):
+    sources = tmp_path / "notebooks"
+    write(tiny_course(), sources / "hw.ipynb")
+    path = write(_solved(**{"ex-a-code": "answer = 41"}), tmp_path / "submissions" / "guess" / "hw.ipynb")
+    real = batch._grade_in_process
+
+    def graded_then_changed(path, student, *rest):
+        rows = real(path, student, *rest)
+        write(_solved(**{"ex-a-code": "answer = 42"}), path)  # the second draw of a guess comes out right
+        return rows
+    monkeypatch.setattr(batch, "_grade_in_process", graded_then_changed)
+    rows = list(batch.grade_folder(path.parent.parent, sources, grading.GradingOptions(time_limit=60, sandbox=SANDBOX)))
+    assert [r.points for r in rows] == [0.0, 2.0]
+    assert "2, then 3 points; the best counts, of the 1 whose" in rows[0].note
 
 
 def test_a_wrong_answer_is_graded_twice_and_scores_the_same_and_a_blank_one_once(tmp_path, monkeypatch):

@@ -86,9 +86,11 @@ class Row:
     # Its answers were accepted and its visible asserts passed, and a hidden assert failed: a measured bound
     # a busy machine can cross as well as a wrong answer (``reruns`` grades such a notebook again). Not in the CSV.
     lost_on_hidden: bool = field(default=False, compare=False)
+    # ``answers.chosen`` of the exercise's answers: what a rerun must hand in again to count. Not in the CSV.
+    chosen: str = field(default="", compare=False)
 
 
-NOT_IN_CSV = ("measured", "lost_on_hidden")
+NOT_IN_CSV = ("measured", "lost_on_hidden", "chosen")
 GRADES_COLUMNS = tuple(f.name for f in fields(Row) if f.name not in NOT_IN_CSV)  # a row in the grades CSV
 
 
@@ -370,4 +372,5 @@ def grade(submission: Any, source: Any, student: str, notebook: str,
             base = replace(base, parameters=mine.parameters, measured=dict(mine.measured))
         rows[exercise.label] = _exercise_row(nb, block, run, jobs[exercise.label], verdict,
                                              tampered.get(exercise.label), base, options.release_hidden)
-    return [replace(rows[e.label], note=note) for e in graded]
+    chosen = {label: answers.chosen(received.get(c.grade_id) for c in job.checks) for label, job in jobs.items()}
+    return [replace(rows[e.label], note=note, chosen=chosen.get(e.label, "")) for e in graded]

@@ -9,7 +9,10 @@ up to ``GradingOptions.reruns`` times (1 by default), and the grading with the m
 Its rows say so in their note, which the student sees, with the points of every grading.
 
 A wrong answer costs one more grading and gains nothing. A blank or broken notebook, whose answers
-were not accepted or whose visible asserts failed, is never graded again.
+were not accepted or whose visible asserts failed, is never graded again. A notebook whose predictions
+are drawn at random gains no second draw: a grading counts only if its chosen answers (the words,
+truth values and whole numbers handed in, measurements left out: ``answers.chosen``) are the first
+grading's.
 """
 
 from __future__ import annotations
@@ -40,8 +43,12 @@ def settle(rows: list[Row], again: Callable[[], list[Row]], reruns: int) -> list
         gradings.append(again())
     if len(gradings) == 1:
         return rows
-    best = max(gradings, key=points)  # the first of equals: a rerun that changes nothing changes no row
+    same = [g for g in gradings if [r.chosen for r in g] == [r.chosen for r in rows]]
+    best = max(same, key=points)  # the first of equals: a rerun that changes nothing changes no row
     scored = ", then ".join(f"{points(g):g}" for g in gradings)
     said = (f"graded {len(gradings)} times, {SAID} (a measurement can cross its bound on a busy machine): "
             f"{scored} points; the best counts")
+    if len(same) < len(gradings):
+        said += (f", of the {len(same)} whose chosen answers (words, truth values, whole numbers) were those of "
+                 "the first grading")
     return [replace(row, note="; ".join(n for n in (row.note, said) if n)) for row in best]
