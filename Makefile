@@ -165,7 +165,8 @@ homework: env
 	$(GUARD) $(BIN)/python -m iolab homework student $(HOMEWORK) $(if $(FORCE),--force)
 
 # JOBS=N grades N submissions at once; RERUNS=N grades a notebook up to N times more (1 unless given) while it
-# loses points on a hidden check alone, every answer accepted, and counts its best grading; NO_SANDBOX=1 grades without bubblewrap (trusted code only);
+# loses points on a hidden check alone, every answer accepted, and counts its best grading;
+# NO_SANDBOX=1 grades without bubblewrap (trusted code only);
 # RELEASE_HIDDEN=1 quotes hidden checks' messages in the feedback (they state the answers);
 # CHECKS=dir adds the instructor's own checks and course secret (iolab.homework.private);
 # CANVAS_GRADEBOOK=file titles gradebook.csv's columns as that Canvas export's assignments;

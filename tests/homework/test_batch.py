@@ -12,17 +12,10 @@ import os
 
 import pytest
 
-from homework_notebooks import paste_solutions, tiny_course, write
+from homework_notebooks import SANDBOX, solved, tiny_course, write
 from iolab.commands import main
-from iolab.homework import batch, editions, reports, sandbox
+from iolab.homework import batch, reports
 from iolab.homework.grading import GradingOptions, Row
-
-SANDBOX = "bwrap" if sandbox.usable() is None else "none"
-
-
-def _solved():
-    instructor = tiny_course()
-    return paste_solutions(editions.student_edition(instructor), instructor)
 
 
 @pytest.fixture
@@ -30,7 +23,7 @@ def course(tmp_path):
     """(the instructor notebooks' folder, the submissions folder), with ada's honest hw.ipynb in it."""
     write(tiny_course(), tmp_path / "notebooks" / "hw.ipynb")
     subs = tmp_path / "submissions"
-    write(_solved(), subs / "ada" / "hw.ipynb")
+    write(solved(), subs / "ada" / "hw.ipynb")
     return tmp_path / "notebooks", subs
 
 
@@ -43,10 +36,10 @@ def _refused(path, sources, student="mallory") -> list[Row]:
 
 def test_only_the_notebook_at_the_top_of_a_students_folder_is_graded(course):
     sources, subs = course
-    write(_solved(), subs / "ada" / "old" / "hw.ipynb")
-    write(_solved(), subs / "ada" / "old" / "older" / "essay.ipynb")
-    write(_solved(), subs / "ada" / ".ipynb_checkpoints" / "hw-checkpoint.ipynb")
-    write(_solved(), subs / "feedback" / "ada" / "hw.ipynb")
+    write(solved(), subs / "ada" / "old" / "hw.ipynb")
+    write(solved(), subs / "ada" / "old" / "older" / "essay.ipynb")
+    write(solved(), subs / "ada" / ".ipynb_checkpoints" / "hw-checkpoint.ipynb")
+    write(solved(), subs / "feedback" / "ada" / "hw.ipynb")
     assert list(batch.submissions(subs)) == [("ada", subs / "ada" / "hw.ipynb")]
     assert batch.not_graded(subs) == [
         Row("ada", "hw.ipynb", "", 0.0, 0.0, "error",
@@ -118,7 +111,7 @@ def test_the_progress_line_says_how_many_are_graded_together_and_which_alone_and
     solo.metadata["iolab"] = {"solo": True}
     write(solo, sources / "solo.ipynb")
     for student in ("bob", "cyd"):
-        write(_solved(), subs / student / "hw.ipynb")
+        write(solved(), subs / student / "hw.ipynb")
     write(solo, subs / "ada" / "solo.ipynb")
     write(solo, subs / "bob" / "solo.ipynb")
     together, alone = batch.plan(subs, sources, 2)
@@ -134,7 +127,7 @@ def test_the_progress_line_says_how_many_are_graded_together_and_which_alone_and
 @pytest.mark.timeout(240)
 def test_a_class_with_hostile_files_grades_the_honest_notebook_once_and_the_rest_zero(course):
     sources, subs = course
-    write(_solved(), subs / "ada" / "backup" / "hw.ipynb")  # the same notebook again: it counted twice
+    write(solved(), subs / "ada" / "backup" / "hw.ipynb")  # the same notebook again: it counted twice
     (subs / "bob").mkdir()
     (subs / "bob" / "hw.ipynb").symlink_to(subs / "ada" / "hw.ipynb")
     (subs / "eve").mkdir()

@@ -15,11 +15,10 @@ import time
 import psutil
 import pytest
 
-from homework_notebooks import cell_index, paste_solutions, tiny_course, write
-from iolab.homework import batch, caps, cgroups, editions, grading, sandbox
+from homework_notebooks import SANDBOX, cell_index, paste_solutions, tiny_course, write
+from iolab.homework import batch, caps, cgroups, editions, grading
 from iolab.homework.caps import Caps, GiB, MiB
 
-SANDBOX = "bwrap" if sandbox.usable() is None else "none"
 CGROUP, NO_CGROUP = cgroups.make_cgroup(Caps().processes, Caps().memory_bytes)
 if CGROUP is not None:
     CGROUP.remove()

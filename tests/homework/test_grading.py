@@ -13,27 +13,13 @@ import os
 import psutil
 import pytest
 
-from homework_notebooks import cell_index, paste_solutions, tiny_course, write
+from homework_notebooks import SANDBOX, cell_index, paste_solutions, solved, tiny_course, write
 from iolab.commands import main
 from iolab.homework import batch as class_batch
-from iolab.homework import answers, cgroups, editions, grading, sandbox
+from iolab.homework import answers, cgroups, editions, grading
 
 
 HANG_SECONDS = "611.5"
-
-# In the sandbox where bubblewrap is installed (CI installs it); else as this user, so that a machine
-# without it still checks the notebooks' markup and answers (the sandbox's own tests skip there).
-SANDBOX = "bwrap" if sandbox.usable() is None else "none"
-
-
-def _solved(**answers: str):
-    """The tiny course's student edition, solved as the book does except for ``answers`` (grade_id -> source)."""
-    instructor = tiny_course()
-    solved = paste_solutions(editions.student_edition(instructor), instructor)
-    for gid, source in answers.items():
-        solved.cells[cell_index(solved, gid)].source = source
-    return solved
-
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
@@ -42,16 +28,16 @@ def batch(tmp_path_factory):
     sources = tmp_path / "notebooks"
     write(tiny_course(), sources / "hw.ipynb")
     subs = tmp_path / "submissions"
-    write(_solved(**{"ex-a-code": "answer = 6 * 7 / 0"}), subs / "a-raises" / "hw.ipynb")
+    write(solved(**{"ex-a-code": "answer = 6 * 7 / 0"}), subs / "a-raises" / "hw.ipynb")
     hang = f"pid = os.fork()\nif pid == 0:\n    os.execvp('sleep', ['sleep', '{HANG_SECONDS}'])\nos.waitpid(pid, 0)"
-    write(_solved(**{"ex-a-code": hang}), subs / "b-hangs" / "hw.ipynb")
-    deleted = _solved()
+    write(solved(**{"ex-a-code": hang}), subs / "b-hangs" / "hw.ipynb")
+    deleted = solved()
     del deleted.cells[cell_index(deleted, "ex-b-check")]
     write(deleted, subs / "c-deleted-check" / "hw.ipynb")
     (subs / "d-not-a-notebook").mkdir()
     (subs / "d-not-a-notebook" / "hw.ipynb").write_text("my homework, as a text file")
-    write(_solved(), subs / "e-unknown-notebook" / "essay.ipynb")
-    write(_solved(), subs / "f-good" / "hw.ipynb")
+    write(solved(), subs / "e-unknown-notebook" / "essay.ipynb")
+    write(solved(), subs / "f-good" / "hw.ipynb")
     ungraded = tiny_course()
     for cell in ungraded.cells:
         cell.metadata.pop("nbgrader", None)
@@ -107,7 +93,7 @@ def test_the_batch_goes_on_to_grade_the_good_submission_after_all_that(batch):
 
 def test_an_edited_check_cell_is_replaced_by_the_instructors_with_its_hidden_tests():
     instructor = tiny_course()
-    cheat = _solved(**{"ex-a-code": "answer = 41", "ex-a-check": "pass"})
+    cheat = solved(**{"ex-a-code": "answer = 41", "ex-a-check": "pass"})
     before = {p.pid for p in psutil.Process().children()}
     rows = grading.grade(cheat, instructor, "mallory", "hw.ipynb", grading.GradingOptions(time_limit=60, sandbox=SANDBOX))
     # Not even a zombie: the kernel's process (bwrap's, in the sandbox) and the checker's are reaped.
@@ -118,7 +104,7 @@ def test_an_edited_check_cell_is_replaced_by_the_instructors_with_its_hidden_tes
 
 def test_a_check_cell_pasted_twice_is_tampered_and_no_check_source_reaches_the_students_kernel():
     instructor = tiny_course()
-    twice = _solved(**{"ex-a-code": "answer = 41"})
+    twice = solved(**{"ex-a-code": "answer = 41"})
     check = cell_index(twice, "ex-a-check")
     twice.cells.insert(check + 1, copy.deepcopy(twice.cells[check]))
     # A cell after it that would hand in whatever the kernel was given as a check's source, as ex-b's answer.
@@ -163,7 +149,7 @@ FORGED_ANSWERS = {
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("forged", FORGED_ANSWERS.values(), ids=FORGED_ANSWERS.keys())
 def test_answers_no_graders_cell_writes_are_tampered_with_a_reason_never_the_graders_error(forged):
-    cheat = _solved(**{"ex-a-code": WRITES_ANSWERS.format(forged)})
+    cheat = solved(**{"ex-a-code": WRITES_ANSWERS.format(forged)})
     options = grading.GradingOptions(time_limit=60, sandbox=SANDBOX)
     rows = grading.grade(cheat, tiny_course(), "mallory", "hw.ipynb", options)
     assert [(r.exercise, r.status, r.points) for r in rows] == [("ex-a", "tampered", 0.0),
@@ -188,8 +174,8 @@ def test_grading_two_at_a_time_gives_the_same_rows_as_one_at_a_time(tmp_path):
     sources = tmp_path / "notebooks"
     write(tiny_course(), sources / "hw.ipynb")
     subs = tmp_path / "submissions"
-    write(_solved(), subs / "a-good" / "hw.ipynb")
-    write(_solved(**{"ex-a-code": "answer = 41"}), subs / "b-wrong" / "hw.ipynb")
+    write(solved(), subs / "a-good" / "hw.ipynb")
+    write(solved(**{"ex-a-code": "answer = 41"}), subs / "b-wrong" / "hw.ipynb")
     write(editions.student_edition(tiny_course()), subs / "c-blank" / "hw.ipynb")
     one = list(class_batch.grade_folder(subs, sources, grading.GradingOptions(time_limit=60, sandbox=SANDBOX), jobs=1))
     two = list(class_batch.grade_folder(subs, sources, grading.GradingOptions(time_limit=60, sandbox=SANDBOX), jobs=2))
@@ -206,8 +192,8 @@ def test_with_jobs_the_submissions_of_solo_notebooks_are_graded_one_at_a_time_af
     write(alone, sources / "measures.ipynb")
     subs = tmp_path / "submissions"
     for student in ("a", "b"):
-        write(_solved(), subs / student / "hw.ipynb")
-        write(_solved(), subs / student / "measures.ipynb")
+        write(solved(), subs / student / "hw.ipynb")
+        write(solved(), subs / student / "measures.ipynb")
     assert class_batch.solo(sources / "measures.ipynb") and not class_batch.solo(sources / "hw.ipynb")
     rows = list(class_batch.grade_folder(subs, sources, grading.GradingOptions(time_limit=60, sandbox=SANDBOX), jobs=2))
     assert [(r.student, r.notebook) for r in rows[::2]] == [("a", "hw.ipynb"), ("b", "hw.ipynb"),
@@ -218,7 +204,7 @@ def test_with_jobs_the_submissions_of_solo_notebooks_are_graded_one_at_a_time_af
 def test_a_grading_process_past_its_time_limit_is_stopped_with_a_row_and_nothing_it_started_left(tmp_path):
     sources = tmp_path / "notebooks"
     write(tiny_course(), sources / "hw.ipynb")
-    path = write(_solved(**{"ex-a-code": f"import subprocess\nsubprocess.run(['sleep', '{HANG_SECONDS}'])"}),
+    path = write(solved(**{"ex-a-code": f"import subprocess\nsubprocess.run(['sleep', '{HANG_SECONDS}'])"}),
                  tmp_path / "submissions" / "slow" / "hw.ipynb")
     try:
         rows = class_batch._grade_in_process(path, "slow", sources,

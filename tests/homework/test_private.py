@@ -5,12 +5,11 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from homework_notebooks import cell_index, paste_solutions, tiny_course, write
+from homework_notebooks import SANDBOX, cell_index, paste_solutions, tiny_course, write
 from iolab.commands import main
-from iolab.homework import editions, grading, markup, private, sandbox
+from iolab.homework import editions, grading, markup, private
 from iolab.kit import student
 
-SANDBOX = "bwrap" if sandbox.usable() is None else "none"
 CHOICES = [3, 5, 7, 9, 11]
 
 

@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from homework_notebooks import tiny_course, write
+from homework_notebooks import SANDBOX, solved, tiny_course, write
 from iolab.commands import main
 from iolab.homework import answers, batch, editions, grading, reruns
 from iolab.homework.grading import Row
-from test_grading import SANDBOX, _solved
 
 
 def _rows(points: float, lost_on_hidden: bool = True, note: str = "", chosen: str = "same") -> list[Row]:
@@ -90,12 +89,12 @@ def test_chosen_answers_are_the_words_truth_values_and_whole_numbers_not_the_mea
 def test_a_notebook_changed_between_gradings_keeps_its_first_grading(tmp_path, monkeypatch):
     sources = tmp_path / "notebooks"
     write(tiny_course(), sources / "hw.ipynb")
-    path = write(_solved(**{"ex-a-code": "answer = 41"}), tmp_path / "submissions" / "guess" / "hw.ipynb")
+    path = write(solved(**{"ex-a-code": "answer = 41"}), tmp_path / "submissions" / "guess" / "hw.ipynb")
     real = batch._grade_in_process
 
     def graded_then_changed(path, student, *rest):
         rows = real(path, student, *rest)
-        write(_solved(**{"ex-a-code": "answer = 42"}), path)  # the second draw of a guess comes out right
+        write(solved(**{"ex-a-code": "answer = 42"}), path)  # the second draw of a guess comes out right
         return rows
     monkeypatch.setattr(batch, "_grade_in_process", graded_then_changed)
     rows = list(batch.grade_folder(path.parent.parent, sources, grading.GradingOptions(time_limit=60, sandbox=SANDBOX)))
@@ -107,7 +106,7 @@ def test_a_wrong_answer_is_graded_twice_and_scores_the_same_and_a_blank_one_once
     sources = tmp_path / "notebooks"
     write(tiny_course(), sources / "hw.ipynb")
     subs = tmp_path / "submissions"
-    write(_solved(**{"ex-a-code": "answer = 41"}), subs / "a-wrong" / "hw.ipynb")  # an int: the visible assert passes
+    write(solved(**{"ex-a-code": "answer = 41"}), subs / "a-wrong" / "hw.ipynb")  # an int: the visible assert passes
     write(editions.student_edition(tiny_course()), subs / "b-blank" / "hw.ipynb")
     graded = []
     real = batch._grade_in_process

@@ -15,9 +15,10 @@ the checker's own measurement. Both work in folders from ``scratch``, removed wi
 link a submission left there. ``caps`` holds each submission to caps on its processes, memory,
 files and output (with a cgroup of its own, ``cgroups``, where the machine gives one), so that what
 passes a cap costs that submission its rows. ``batch`` grades a class,
-several at a time, grading again (``reruns``) a notebook that lost points on a hidden check alone; ``classes`` is the whole of ``homework grade``: the settings checked before any
-grading, then ``batch``, the reports and the totals; ``untrusted`` reads the files a submission controls (its notebook, its answers)
-as data, a regular file within a limit and never through a link; ``reports`` writes the gradebook,
+several at a time, grading again (``reruns``) a notebook that lost points on a hidden check alone;
+``classes`` is the whole of ``homework grade``: the settings checked before any grading, then ``batch``,
+the reports and the totals; ``untrusted`` reads the files a submission controls (its notebook, its
+answers) as data, a regular file within a limit and never through a link; ``reports`` writes the gradebook,
 pass rates and feedback, with the penalties ``lateness`` reckons (due date, policy, extensions, Canvas's
 late mark); ``regrade`` regrades a few students into the class's files and keeps their ``history.csv``;
 ``written`` exports the written answers a TA scores by hand (a page each and a scores CSV)

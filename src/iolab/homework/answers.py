@@ -268,7 +268,6 @@ def export_cell(names: Iterable[str], path: str) -> str:
             f"del _iolab_answers")
 
 
-
 # Tags whose contents are measurements or whole results (tables, arrays' numbers, the kit's dataclasses):
 # left out of :func:`chosen`, since an honest run measures them anew each time.
 _MEASURED_TAGS = ("$frame", "$series", "$dataclass", "$float", "$bytes")

@@ -261,7 +261,7 @@ def grade_folder(folder: Path, sources: Path, options: GradingOptions = GradingO
     yield from not_graded(folder)
     together, alone = plan(folder, sources, jobs)
 
-    def settled(task: tuple[str, Path]) -> list[Row]:  # graded again at once, in its slot, if it lost points on a hidden check
+    def settled(task: tuple[str, Path]) -> list[Row]:  # graded again at once, in its slot, if need be
         grade = partial(_grade_in_process, task[1], task[0], sources, options)
         return reruns.settle(grade(), grade, options.reruns)
 
