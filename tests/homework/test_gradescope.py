@@ -19,7 +19,7 @@ import pytest
 
 from homework_notebooks import cell_index, paste_solutions, tiny_course, write
 from iolab.commands import main
-from iolab.homework import batch, editions, gradescope
+from iolab.homework import batch, editions, gradescope, reruns
 from iolab.homework.grading import Row
 from iolab.homework.intake import read_roster
 
@@ -255,6 +255,14 @@ def test_graded_as_gradescope_a_blank_submission_and_a_forger_score_zero(package
     assert report["score"] == 0, report
     assert "answer == 42" not in json.dumps(report) and "HIDDEN" not in json.dumps(report)
 
+
+@needs_root_and_unshare
+def test_graded_as_gradescope_a_wrong_answer_is_graded_twice_and_the_student_reads_so(package, tmp_path):
+    wrong = paste_solutions(editions.student_edition(tiny_course()), tiny_course())
+    wrong.cells[cell_index(wrong, "ex-a-code")].source = "answer = 41"  # an int: only the hidden assert fails
+    report = _autograde_as_gradescope(package, tmp_path, wrong)
+    assert report["score"] == 2.0, report
+    assert reruns.SAID in json.dumps(report) and "2, then 2 points; the best counts" in json.dumps(report), report
 
 # What a kernel in the checker's PID space and container would try: find the checker through /proc, read its
 # job (hidden tests) and replace its verdict, or stop it; and read the instructor notebook.
