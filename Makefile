@@ -77,21 +77,6 @@ pdf: env
 book-clean:
 	rm -rf $(BUILD)/.jupyter_cache $(BUILD)/jupyter_execute $(BUILD)/.doctrees $(BUILD)/html $(BUILD)/student
 
-# The unit tests that share the machine and the honest stage run side by side: the unit stage's two
-# workers are the busy machine the honest gradings need, so the honest test's CPU burner waits until
-# that stage has ended (IOLAB_HONEST_BESIDE names its process) instead of taking a core from the start.
-# The honest stage's output is kept in $(HONEST_LOG) and printed after the unit stage's.
-HONEST_LOG := $(BUILD)/honest.log
-test: env $(ACTIONLINT)
-	$(BIN)/mypy
-	@mkdir -p $(BUILD)
-	$(UNIT_SHARED) & unit=$$!; \
-	  IOLAB_HONEST_BESIDE=$$unit $(HONEST) > $(HONEST_LOG) 2>&1; honest=$$?; \
-	  wait $$unit; shared=$$?; echo "== the honest stage, beside it ($(HONEST_LOG)):"; cat $(HONEST_LOG); \
-	  test $$shared = 0 && test $$honest = 0
-	$(UNIT_SOLO)
-	$(MAKE) --no-print-directory notebooks
-
 # actionlint checks the GitHub Actions workflow (tests/test_workflow.py). It is built from the Go module
 # proxy into .venv when Go is installed (the image has it built in); without Go, or without the proxy,
 # that test skips with a note.
@@ -121,6 +106,22 @@ unit: env $(ACTIONLINT)
 HONEST := IOLAB_SCALE=quick $(GUARD) $(BIN)/pytest -p no:cacheprovider -m honest tests/homework
 honest: env
 	$(HONEST)
+
+# The unit tests that share the machine and the honest stage run side by side: the unit stage's two
+# workers are the busy machine the honest gradings need, so the honest test's CPU burner waits until
+# that stage has ended (IOLAB_HONEST_BESIDE names its process) instead of taking a core from the start.
+# The honest stage's output is kept in $(HONEST_LOG) and printed after the unit stage's. This rule comes
+# after ACTIONLINT's definition: make expands a rule's prerequisites where it reads the rule.
+HONEST_LOG := $(BUILD)/honest.log
+test: env $(ACTIONLINT)
+	$(BIN)/mypy
+	@mkdir -p $(BUILD)
+	$(UNIT_SHARED) & unit=$$!; \
+	  IOLAB_HONEST_BESIDE=$$unit $(HONEST) > $(HONEST_LOG) 2>&1; honest=$$?; \
+	  wait $$unit; shared=$$?; echo "== the honest stage, beside it ($(HONEST_LOG)):"; cat $(HONEST_LOG); \
+	  test $$shared = 0 && test $$honest = 0
+	$(UNIT_SOLO)
+	$(MAKE) --no-print-directory notebooks
 
 # Notebooks that measure CPU scaling or throughput, or fill a per-user kernel limit (02's pipes), need
 # the machine to themselves: their metadata says "iolab": {"solo": true}, and they run one at a time,

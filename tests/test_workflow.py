@@ -48,3 +48,14 @@ def test_the_workflow_publishes_what_make_site_writes_and_tests_inside_the_image
     assert "make image" in text and "make test" in text and "make site" in text
     upload = next(s for s in jobs["site"]["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact"))
     assert upload["with"]["path"] == "_build/site"
+
+
+@pytest.mark.parametrize("target", ["test", "unit"])
+def test_make_builds_actionlint_before_the_tests_that_use_it(target: str, tmp_path: Path) -> None:
+    # With BIN pointing at an empty folder, actionlint is missing: `make -n` lists the rule that builds it,
+    # unless the target's prerequisites were read before ACTIONLINT was defined (then it is empty).
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    done = subprocess.run(["make", "-n", "--no-print-directory", target, f"BIN={tmp_path}"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert f"GOBIN={tmp_path} go install github.com/rhysd/actionlint" in done.stdout, done.stdout + done.stderr
