@@ -58,7 +58,12 @@ def test_a_calibration_passed_in_the_environment_is_used_and_a_bad_one_named(mon
 
 @pytest.mark.solo  # starts CPU burners and compares calibrations: needs the cores to itself
 def test_julia_calibration_holds_beside_cpu_burners():
-    """Calibrated by the wall clock, 'beside four burners' read up to 3.2x the quiet cost here."""
+    """Calibrated by the wall clock, 'beside four burners' read up to 3.2x the quiet cost here.
+
+    In CPU time it can still read more beside them (shared caches, hyperthreads, clocks lowered under load):
+    up to 1.50x on CI's AMD EPYC (1.07, 1.44, 1.47, 1.50, 0.97). Five runnable processes on two cores give the
+    wall clock 2.5x at the least, so 2x still tells the two clocks apart.
+    """
     import subprocess
     import sys
 
@@ -71,7 +76,7 @@ def test_julia_calibration_holds_beside_cpu_burners():
         for burner in burners:
             burner.kill()
             burner.wait()
-    assert max(busy) < 1.5 * quiet, [round(b / quiet, 2) for b in busy]
+    assert max(busy) < 2 * quiet, [round(b / quiet, 2) for b in busy]
 
 
 @pytest.mark.solo  # compares timings or rates: needs the cores to itself
