@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
+import sys
 import time
 
 import nbformat
@@ -92,6 +94,24 @@ def test_the_kernel_draws_as_this_process_does():
     printed = "".join(o.get("text", "") for o in nb.cells[given[0]].outputs)
     assert printed == f"the parent holds {student.pick('pred-cow', CHOICES, 'ada')} MiB\n"
 
+
+
+def test_a_kernel_slow_to_start_costs_the_cells_none_of_their_time_limit(tmp_path, monkeypatch):
+    # A busy machine can take seconds to start a kernel (CI's did, and an honest cell ran out of 6 s): the
+    # limit is the cells'. This kernel sleeps 4 s before it starts; the notebook's limit is 3 s.
+    spec = tmp_path / "kernels" / "slow-start"
+    spec.mkdir(parents=True)
+    argv = ["sh", "-c", f"sleep 4; exec {sys.executable} -m ipykernel_launcher -f {{connection_file}}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "slow", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 6 * 7"), nbformat.v4.new_code_cell("x")])
+    nb.metadata["kernelspec"] = {"name": "slow-start", "display_name": "slow", "language": "python"}
+    began = time.monotonic()
+    run = execute_cells(nb, [0, 1], 3, cwd=str(tmp_path))
+    assert time.monotonic() - began > 4  # it did start slowly
+    assert run.stopped is None and [c.error for c in run.cells.values()] == [None, None]
+    assert nb.cells[1].outputs[0]["data"]["text/plain"] == "42"
+    assert run.seconds < 3
 
 # --- caps: each cell that passes one, run as the grader runs a submission -----------------------------
 

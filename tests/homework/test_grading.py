@@ -20,6 +20,10 @@ from iolab.homework import answers, cgroups, editions, grading
 
 
 HANG_SECONDS = "611.5"
+# The batch's limit per notebook: the hang waits it out; the tiny course's six cells take a fraction of a
+# second, with room for a neighbour that stalls the machine for seconds (CI's did, at 6 s, beside make test's
+# honest stage).
+TIME_LIMIT = 12
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
@@ -44,7 +48,7 @@ def batch(tmp_path_factory):
     write(ungraded, sources / "plain.ipynb")
     write(ungraded, subs / "f-good" / "plain.ipynb")
     out = tmp_path / "grades.csv"
-    assert main(["homework", "grade", str(subs), "--out", str(out), "--timeout", "6", "--notebooks", str(sources),
+    assert main(["homework", "grade", str(subs), "--out", str(out), "--timeout", str(TIME_LIMIT), "--notebooks", str(sources),
                  *(["--no-sandbox"] if SANDBOX == "none" else [])]) == 0
     rows = list(csv.DictReader(out.open()))
     return {(r["student"], r["exercise"]): r for r in rows}, None
@@ -55,7 +59,8 @@ def test_a_submission_that_raises_fails_that_exercise_with_the_error_and_the_oth
     assert rows["a-raises", "ex-a"]["status"] == "failed"
     assert "ZeroDivisionError: division by zero" in rows["a-raises", "ex-a"]["reason"]
     assert "`answer` is not defined" in rows["a-raises", "ex-a"]["reason"]  # and so the check could not find it
-    assert (rows["a-raises", "ex-b"]["status"], float(rows["a-raises", "ex-b"]["points"])) == ("passed", 2.0)
+    row = rows["a-raises", "ex-b"]
+    assert (row["status"], float(row["points"])) == ("passed", 2.0), row["reason"]
 
 
 def test_a_submission_that_hangs_is_stopped_at_the_time_limit_with_everything_it_started(batch):
@@ -63,8 +68,8 @@ def test_a_submission_that_hangs_is_stopped_at_the_time_limit_with_everything_it
     for exercise in ("ex-a", "ex-b"):
         row = rows["b-hangs", exercise]
         assert (row["status"], float(row["points"])) == ("not run", 0.0)
-        assert "time limit (6 s) ran out in cell" in row["reason"]
-    assert 1 <= float(rows["b-hangs", "ex-a"]["seconds"]) <= 7  # the hanging cell got what was left of 6 s
+        assert f"time limit ({TIME_LIMIT} s) ran out in cell" in row["reason"]
+    assert 1 <= float(rows["b-hangs", "ex-a"]["seconds"]) <= TIME_LIMIT + 1  # the hanging cell got what was left
     # The child it forked (`sleep HANG_SECONDS`, run by the sandbox's user) ended with the kernel.
     assert [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", HANG_SECONDS]] == []
 
@@ -74,7 +79,7 @@ def test_a_deleted_check_cell_is_a_row_with_a_reason_and_no_points(batch):
     row = rows["c-deleted-check", "ex-b"]
     assert (row["status"], float(row["points"]), float(row["max_points"])) == ("missing", 0.0, 2.0)
     assert "ex-b-check is not in the submission" in row["reason"]
-    assert rows["c-deleted-check", "ex-a"]["status"] == "passed"
+    assert rows["c-deleted-check", "ex-a"]["status"] == "passed", rows["c-deleted-check", "ex-a"]["reason"]
 
 
 def test_a_file_that_is_not_a_notebook_and_an_unknown_notebook_get_error_rows(batch):
@@ -86,8 +91,8 @@ def test_a_file_that_is_not_a_notebook_and_an_unknown_notebook_get_error_rows(ba
 
 def test_the_batch_goes_on_to_grade_the_good_submission_after_all_that(batch):
     rows, _ = batch
-    assert [(rows["f-good", e]["status"], float(rows["f-good", e]["points"])) for e in ("ex-a", "ex-b")] == [
-        ("passed", 1.0), ("passed", 2.0)]
+    good = [rows["f-good", e] for e in ("ex-a", "ex-b")]
+    assert [(r["status"], float(r["points"])) for r in good] == [("passed", 1.0), ("passed", 2.0)], [r["reason"] for r in good]
     assert rows["f-good", ""]["status"] == "not graded"  # a notebook without graded exercises, seen
 
 

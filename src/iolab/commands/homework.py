@@ -127,7 +127,7 @@ def add_grade(actions: Actions) -> None:
     grade.add_argument("submissions", type=Path, metavar="SUBMISSIONS", help="one folder per student, named by id")
     grade.add_argument("--out", type=Path, default=None, help="the CSV to write (default: SUBMISSIONS/grades.csv)")
     grade.add_argument("--timeout", type=float, default=None, metavar="S",
-                       help="time limit per notebook, in seconds (default: 300)")
+                       help="time limit per notebook, in seconds, from its kernel ready (default: 300)")
     grade.add_argument("--jobs", type=int, default=1, metavar="N", help="grade N submissions at once (default: 1)")
     grade.add_argument("--reruns", type=int, default=1, metavar="N",
                        help="grade a notebook up to N times more while it loses points on a hidden check alone, "

@@ -39,7 +39,7 @@ import nbformat
 import psutil
 
 from iolab.homework import cgroups, grading, markup, reruns, untrusted
-from iolab.homework.execution import kill_tree
+from iolab.homework.execution import STARTUP_SECONDS, kill_tree
 from iolab.homework.grading import GradingOptions, Row
 from iolab.kit import guard
 
@@ -205,12 +205,12 @@ def _grade_in_process(path: Path, student: str, sources: Path, options: GradingO
     """``grade_file`` in a process of its own (forked from the grader's server, :data:`_PROCESSES`): its rows.
 
     The process has a time limit for the whole of it (``limit`` seconds; by default the notebook's
-    limit, the checker's and 80 s more), so that nothing a submission does (a kernel that will not
+    limit, the checker's, a kernel's start and two kills more), so that nothing a submission does (a kernel that will not
     start, a grader stuck in a kill) holds up the batch; past it, the process, everything below it and
     the cgroups it made (``cgroups.sweep``) are killed, and the submission gets a row that says so.
     """
     if limit is None:  # generous: the submission's own limit, the checker's, the start of both and the kills after
-        limit = options.time_limit + grading.CHECKER_TIME_LIMIT + 60 + 2 * cgroups.KILL_SECONDS
+        limit = options.time_limit + grading.CHECKER_TIME_LIMIT + STARTUP_SECONDS + 2 * cgroups.KILL_SECONDS
     receiver, sender = _PROCESSES.Pipe(duplex=False)
     process = _PROCESSES.Process(target=_graded_in_child, args=(path, student, sources, options, sender))
     process.start()

@@ -1,5 +1,7 @@
 """Run chosen cells of a notebook in a fresh kernel, under one time limit for the whole notebook.
 
+The limit counts from the moment the kernel is ready, so that a machine slow to start one (busy,
+or a sandbox) costs no cell its time; the start has a limit of its own (``STARTUP_SECONDS``).
 nbclient gives each cell a timeout; the notebook's limit is kept by giving each cell only the time
 that is left. When it runs out, or when the run ends, the kernel and every process it started are
 killed: a submission that forks and never reaps, or hangs in C code, cannot outlive its grading.
@@ -42,6 +44,8 @@ from iolab.homework.sandbox import Confinement, Sandbox
 # and can do nothing more; under a subreaper such as `iolab guard` they stay zombies until it reaps
 # them, and a sandbox's namespaces take about a second to be torn down, which nobody need wait for.
 KILL_WAIT_SECONDS = 0.25
+# A kernel's start has this long (nbclient's ``startup_timeout``); the notebook's time limit counts after it.
+STARTUP_SECONDS = 60
 # What an error output past the output cap keeps of its message: enough for cell_error's first line.
 ERROR_CHARACTERS = 2000
 
@@ -57,7 +61,7 @@ class CellRun:
 
 @dataclass(frozen=True)
 class Execution:
-    """What a run did: the cells that ran, why it stopped early (None if it did not), its seconds."""
+    """What a run did: the cells that ran, why it stopped early (None if not), its seconds from the kernel ready."""
 
     cells: dict[int, CellRun]
     stopped: str | None
@@ -182,7 +186,8 @@ def _kernel_pid(client: NotebookClient) -> int:
 
 def execute_cells(nb: Any, indices: Sequence[int], time_limit: float, env: Mapping[str, str] | None = None,
                   cwd: str | None = None, sandbox: Confinement | None = None, caps: Caps | None = None) -> Execution:
-    """Run the code cells ``indices`` of ``nb`` (in place: outputs land in it) within ``time_limit`` seconds, start included.
+    """Run the code cells ``indices`` of ``nb`` (in place: outputs land in it) within ``time_limit`` seconds,
+    counted once the kernel is ready (its start has ``STARTUP_SECONDS``).
 
     ``env`` is added to this process's environment for the kernel; ``cwd`` is its working directory.
     With ``sandbox``, the kernel runs in it, with ``env`` as its whole environment and its scratch folder as ``cwd``.
@@ -198,7 +203,8 @@ def execute_cells(nb: Any, indices: Sequence[int], time_limit: float, env: Mappi
     with open_cgroup(caps) if caps is not None else contextlib.nullcontext() as cgroup:
         start_with = launcher(caps, cgroup) if caps is not None else []
         client = CappedClient(nb, caps.output_bytes_per_cell if caps else None, allow_errors=True,
-                              kernel_name=kernel_name, resources={"metadata": {"path": cwd or os.getcwd()}},
+                              startup_timeout=STARTUP_SECONDS, kernel_name=kernel_name,
+                              resources={"metadata": {"path": cwd or os.getcwd()}},
                               km=CappedKernelManager(sandbox, start_with, kernel_name=kernel_name))
         return _run(client, nb, indices, time_limit, env, caps, cgroup, Path(cwd) if cwd else None)
 
@@ -208,12 +214,14 @@ def _run(client: CappedClient, nb: Any, indices: Sequence[int], time_limit: floa
     """The cells run by ``client``'s kernel, watched when there are ``caps``: what :func:`execute_cells` returns."""
     ran: dict[int, CellRun] = {}
     stopped = None
-    start = time.monotonic()
     # The kernel's own stdout and stderr carry only its start-up banner and warnings (what cells print
     # reach their outputs).
     # cleanup_kc: nbclient shuts down (and reaps) only a kernel manager it made itself, unless told to.
     with client.setup_kernel(env=os.environ | dict(env or {}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              cleanup_kc=True):
+        # The limit counts from here, the kernel ready: on a busy machine its start alone can take seconds
+        # (a sandbox, a cgroup, ipykernel's imports), and the student's cells are not to pay for them.
+        start = time.monotonic()
         kernel_pid = _kernel_pid(client)
         watchdog = Watchdog(kernel_pid, caps, lambda: kill_tree(kernel_pid), scratch, cgroup) if caps else None
         try:
