@@ -42,6 +42,11 @@ def test_select_refuses_descriptors_past_fd_setsize():
             readiness.wait_cost("select", [writes[0]], writes[0])
 
 
+# Solo, for two reasons: it compares costs in time; and its 2,000 pipes take 32,000 pages, past
+# fs.pipe-user-pages-soft (16,384) for their user. Past it, a sandboxed kernel of the same user (the honest
+# stage grades beside the shared stage) gets 8 KiB pipes and F_SETPIPE_SZ refused with EPERM: notebook 02's
+# honest ex-02-bigger-pipe would lose its points.
+@pytest.mark.solo
 def test_poll_cost_grows_with_watched_pipes_and_epoll_cost_does_not():
     df = readiness.sweep([10, 2000], ["poll", "epoll"], repeats=3, budget_s=0.02)
     cost = df.groupby(["selector", "watched"]).us_per_wait.min()
