@@ -1,4 +1,5 @@
-"""The book's incremental build: what its execution cache is keyed on, and which pages it reads again."""
+"""The book's incremental build: what its execution cache is keyed on, which pages it reads again, and how
+long it says the rest will take."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import build_progress  # noqa: E402
 import execution_key  # noqa: E402
 
 
@@ -108,3 +110,32 @@ def test_a_build_with_warnings_makes_the_next_read_everything(tmp_path: Path) ->
     assert execution_key._outdated(app, _env("quick-aaaa"), set(), set(), set()) == []
     execution_key._finished(SimpleNamespace(doctreedir=str(tmp_path), _warncount=0), RuntimeError("failed"))
     assert execution_key._outdated(app, _env("quick-aaaa"), set(), set(), set()) == everything
+
+
+def test_the_time_to_go_is_the_record_at_the_pace_so_far_and_a_cached_page_sets_no_pace():
+    recorded = {"n/01": 60.0, "n/02": 120.0, "n/03": 300.0, "n/04": None}
+    # A record twice too short (an older notebook, a slower machine): the rest is told at twice its record.
+    told = build_progress.to_go({"n/01": 120.0}, recorded)
+    assert told == "about 14.0 min to go, at the pace so far (2.0x the recorded times)"
+    assert build_progress.pace({"n/01": 120.0, "n/02": 180.0}, recorded) == 300 / 180
+    # Read from the cache in a second: no pace yet, the record as it is.
+    assert build_progress.pace({"n/01": 1.0}, recorded) is None
+    assert build_progress.to_go({"n/01": 1.0}, recorded) == "about 7.0 min to go, as recorded"
+    assert build_progress.to_go({"n/01": 60.0, "n/02": 120.0, "n/03": 300.0}, recorded) == ""  # n/04 has no record
+
+
+def test_each_notebook_read_logs_its_time_and_the_time_to_go(monkeypatch, caplog):
+    monkeypatch.setenv("IOLAB_SCALE", "full")
+    recorded = {"01.ipynb": 60.0, "02.ipynb": 120.0}
+    monkeypatch.setattr(build_progress.times, "run_seconds", lambda name, scale, table: recorded[name])
+    clock = iter([0.0, 150.0])
+    monkeypatch.setattr(build_progress.time, "monotonic", lambda: next(clock))
+    app = SimpleNamespace(env=SimpleNamespace(docname="notebooks/01"))
+    with caplog.at_level("INFO"):
+        build_progress._before_read(app, app.env, ["intro", "notebooks/01", "notebooks/02"])
+        build_progress._source_read(app, "notebooks/01", [""])
+        build_progress._doctree_read(app, None)
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["[iolab] 2 notebooks to read at full scale; about 3.0 min if none is cached, as recorded",
+                     "[iolab] [1/2] notebooks/01: 2.5 min (recorded: 60 s); about 5.0 min to go, at the pace so far "
+                     "(2.5x the recorded times)"]

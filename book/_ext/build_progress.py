@@ -1,8 +1,9 @@
 """What the build is doing while it runs notebooks, and what a quick-scale book is.
 
 - One line per notebook as it is read (executed, or taken from the cache): which, how long it took,
-  and how long the rest should take at most, from the run times recorded in
-  ``data/homework/run-times.csv`` for this scale. At the end, a table of the notebooks' times.
+  and about how long the rest should take: the run times recorded in ``data/homework/run-times.csv``
+  for this scale, times the pace of the notebooks executed so far (``to_go``), since a machine, or
+  a notebook changed since the record, can take twice as long. At the end, a table of the notebooks' times.
 - ``{build-info}``: the scale, machine and date of this build, for the execution status page.
 - At ``IOLAB_SCALE=quick``, a note at the top of every page: a first look, not the book's figures.
 """
@@ -29,6 +30,26 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
+def pace(done: dict[str, float], expected: dict[str, float | None]) -> float | None:
+    """How many times their recorded run times the notebooks executed so far took; None before any.
+
+    A notebook read from the cache (under a tenth of its record) says nothing of the pace.
+    """
+    ran = [(took, record) for doc, took in done.items() if (record := expected.get(doc)) and took >= 0.1 * record]
+    return sum(t for t, _ in ran) / sum(r for _, r in ran) if ran else None
+
+
+def to_go(done: dict[str, float], expected: dict[str, float | None]) -> str:
+    """``about 12.0 min to go``, the recorded times of the notebooks left at the pace so far; "" if none left."""
+    left = sum(s or 0 for doc, s in expected.items() if doc not in done)
+    if not left:
+        return ""
+    ratio = pace(done, expected)
+    if ratio is None:
+        return f"about {_minutes(left)} to go, as recorded"
+    return f"about {_minutes(left * ratio)} to go, at the pace so far ({ratio:.1f}x the recorded times)"
+
+
 def _before_read(app, env, docnames) -> None:
     notebooks = [doc for doc in docnames if doc.startswith("notebooks/")]
     recorded = times.load()
@@ -37,7 +58,7 @@ def _before_read(app, env, docnames) -> None:
                                        for doc in notebooks}}
     if notebooks:
         known = [s for s in app.iolab_progress["expected"].values() if s]
-        eta = (f"at most about {_minutes(sum(known))} if none is cached" if known else
+        eta = (f"about {_minutes(sum(known))} if none is cached, as recorded" if known else
                "no run times recorded at this scale (python -m iolab homework times)")
         logger.info(f"[iolab] {len(notebooks)} notebooks to read at {scale().name} scale; {eta}", color="green")
 
@@ -57,11 +78,11 @@ def _doctree_read(app, doctree) -> None:
         return
     took = time.monotonic() - progress["started"]
     progress["done"][docname] = took
-    left = sum(s or 0 for doc, s in progress["expected"].items() if doc not in progress["done"])
     expected = progress["expected"][docname]
+    eta = to_go(progress["done"], progress["expected"])
     logger.info(f"[iolab] [{len(progress['done'])}/{len(progress['todo'])}] {docname}: {_minutes(took)}"
                 + (f" (recorded: {_minutes(expected)})" if expected else "")
-                + (f"; at most about {_minutes(left)} to go" if left else ""), color="green")
+                + (f"; {eta}" if eta else ""), color="green")
 
 
 def _finished(app, exception) -> None:
