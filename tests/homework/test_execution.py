@@ -95,7 +95,6 @@ def test_the_kernel_draws_as_this_process_does():
     assert printed == f"the parent holds {student.pick('pred-cow', CHOICES, 'ada')} MiB\n"
 
 
-
 def test_a_kernel_slow_to_start_costs_the_cells_none_of_their_time_limit(tmp_path, monkeypatch):
     # A busy machine can take seconds to start a kernel (CI's did, and an honest cell ran out of 6 s): the
     # limit is the cells'. This kernel sleeps 4 s before it starts; the notebook's limit is 3 s.
@@ -112,6 +111,7 @@ def test_a_kernel_slow_to_start_costs_the_cells_none_of_their_time_limit(tmp_pat
     assert run.stopped is None and [c.error for c in run.cells.values()] == [None, None]
     assert nb.cells[1].outputs[0]["data"]["text/plain"] == "42"
     assert run.seconds < 3
+
 
 # --- caps: each cell that passes one, run as the grader runs a submission -----------------------------
 

@@ -20,7 +20,7 @@ from iolab.homework import answers, cgroups, editions, grading
 
 
 HANG_SECONDS = "611.5"
-# The batch's limit per notebook: the hang waits it out; the tiny course's six cells take a fraction of a
+# The batch's limit per notebook: the hang waits it out; the tiny course's few cells take a fraction of a
 # second, with room for a neighbour that stalls the machine for seconds (CI's did, at 6 s, beside make test's
 # honest stage).
 TIME_LIMIT = 12
@@ -48,8 +48,8 @@ def batch(tmp_path_factory):
     write(ungraded, sources / "plain.ipynb")
     write(ungraded, subs / "f-good" / "plain.ipynb")
     out = tmp_path / "grades.csv"
-    assert main(["homework", "grade", str(subs), "--out", str(out), "--timeout", str(TIME_LIMIT), "--notebooks", str(sources),
-                 *(["--no-sandbox"] if SANDBOX == "none" else [])]) == 0
+    assert main(["homework", "grade", str(subs), "--out", str(out), "--timeout", str(TIME_LIMIT),
+                 "--notebooks", str(sources), *(["--no-sandbox"] if SANDBOX == "none" else [])]) == 0
     rows = list(csv.DictReader(out.open()))
     return {(r["student"], r["exercise"]): r for r in rows}, None
 
@@ -92,7 +92,8 @@ def test_a_file_that_is_not_a_notebook_and_an_unknown_notebook_get_error_rows(ba
 def test_the_batch_goes_on_to_grade_the_good_submission_after_all_that(batch):
     rows, _ = batch
     good = [rows["f-good", e] for e in ("ex-a", "ex-b")]
-    assert [(r["status"], float(r["points"])) for r in good] == [("passed", 1.0), ("passed", 2.0)], [r["reason"] for r in good]
+    assert [(r["status"], float(r["points"])) for r in good] == [("passed", 1.0), ("passed", 2.0)], \
+        [r["reason"] for r in good]
     assert rows["f-good", ""]["status"] == "not graded"  # a notebook without graded exercises, seen
 
 

@@ -205,9 +205,10 @@ def _grade_in_process(path: Path, student: str, sources: Path, options: GradingO
     """``grade_file`` in a process of its own (forked from the grader's server, :data:`_PROCESSES`): its rows.
 
     The process has a time limit for the whole of it (``limit`` seconds; by default the notebook's
-    limit, the checker's, a kernel's start and two kills more), so that nothing a submission does (a kernel that will not
-    start, a grader stuck in a kill) holds up the batch; past it, the process, everything below it and
-    the cgroups it made (``cgroups.sweep``) are killed, and the submission gets a row that says so.
+    limit, the checker's, a kernel's start and two kills more), so that nothing a submission does (a
+    kernel that will not start, a grader stuck in a kill) holds up the batch; past it, the process,
+    everything below it and the cgroups it made (``cgroups.sweep``) are killed, and the submission gets
+    a row that says so.
     """
     if limit is None:  # generous: the submission's own limit, the checker's, the start of both and the kills after
         limit = options.time_limit + grading.CHECKER_TIME_LIMIT + STARTUP_SECONDS + 2 * cgroups.KILL_SECONDS
