@@ -9,6 +9,11 @@ import time
 
 import psutil
 
+# The burner must have had a core for most of the batch that no other stage ran beside, or the machine was not busy;
+# a batch that the other stage ran beside to its end (but for the watcher's half-second polls) was busy throughout.
+BURNER_SHARE = 0.5
+BESIDE_TO_THE_END_S = 2.0
+
 
 class Busy:
     """Keeps the machine busy while a batch grades: a process that burns a core.
@@ -58,3 +63,8 @@ class Busy:
         self.burnt = sum(psutil.Process(self._burner.pid).cpu_times()[:2])
         self._burner.kill()
         self._burner.wait()
+
+    def was_busy(self) -> bool:
+        """Whether the batch had a busy machine throughout: the other stage beside it, the burner for the rest."""
+        alone = self.wall - self.beside
+        return alone < BESIDE_TO_THE_END_S or self.burnt > BURNER_SHARE * alone
