@@ -197,3 +197,10 @@ def test_cli_rejects_a_zero_thread_count(capsys):
         main(["locks", "--threads", "0", "--no-go"])
     assert exit_info.value.code == 2
     assert "thread counts must be >= 1" in capsys.readouterr().err
+
+
+def test_lost_updates_runs_only_the_ways_asked_and_refuses_one_it_does_not_know():
+    race = races.lost_updates(threads=2, increments=1_000, repeats=2, ways=["x += 1", "x += f()"])
+    assert list(race.code.unique()) == ["x += 1", "x += f()"] and len(race) == 4
+    with pytest.raises(KeyError):
+        races.lost_updates(threads=2, increments=1_000, repeats=1, ways=["x += 2"])
