@@ -14,12 +14,17 @@ GUARD  := $(BIN)/python -m iolab guard --
 
 env: $(STAMP)
 
+# The environment is installed compiled to bytecode (uv does not compile unless asked), and so is the lab kit:
+# where PYTHONDONTWRITEBYTECODE is set (as on the machine CI runs on), Python writes no cache of its own, and every
+# process would compile what it imports from source again (the kit's plotting imports: 7.1 s, compiled 2.0 s).
+
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) .ci/check_python.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
-	$(BIN)/uv pip sync --quiet --python $(BIN)/python requirements.lock
+	$(BIN)/uv pip sync --quiet --compile-bytecode --python $(BIN)/python requirements.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --editable .
+	$(BIN)/python -m compileall -q -j 0 src/iolab
 	@touch $@
 	@echo "environment ready: $(VENV) (activate with: source $(BIN)/activate)"
 
