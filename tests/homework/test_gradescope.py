@@ -82,6 +82,17 @@ def test_the_package_has_gradescopes_layout_and_the_kit(package):
     assert mode & 0o111, "run_autograder must be executable"
 
 
+def test_the_packages_scripts_are_bash_and_setup_compiles_what_nobodys_kernels_import(package, tmp_path):
+    for script in ("setup.sh", "run_autograder"):
+        path = tmp_path / script
+        path.write_bytes(zipfile.ZipFile(package).read(script))
+        checked = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+        assert checked.returncode == 0, f"{script}: {checked.stderr}"
+    setup = (tmp_path / "setup.sh").read_text()
+    # The kernels run as nobody, who cannot write Python's caches into root's folders: compiled at setup, or never.
+    assert "--compile-bytecode" in setup and "compileall -q src/iolab" in setup
+
+
 def test_an_honest_submission_gets_full_marks_one_test_per_exercise(package, tmp_path):
     instructor = tiny_course()
     report = _autograde(package, tmp_path, paste_solutions(editions.student_edition(instructor), instructor))
